@@ -1,0 +1,34 @@
+// JSON Patch (RFC 6902) built straight from the rewrite's edits: no clone, no diff of whole objects.
+// Paths point into the object exactly as received, so everything the webhook does not know survives.
+import type { Json } from '../core/json.ts';
+import type { SliceRewrite } from '../core/rewrite.ts';
+
+export type PatchOperation =
+  | { readonly op: 'add' | 'replace'; readonly path: string; readonly value: Json }
+  | { readonly op: 'remove'; readonly path: string };
+
+/** RFC 6901: `~` first, then `/`, so `liqo.io/x` becomes `liqo.io~1x`. */
+export function escapePointer(token: string): string {
+  return token.replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
+export function patchFor(rewrite: SliceRewrite): PatchOperation[] {
+  const operations: PatchOperation[] = rewrite.edits.map((edit) => ({
+    op: 'replace', path: `/endpoints/${edit.endpoint}/addresses/${edit.address}`, value: edit.to,
+  }));
+  const current = rewrite.slice.annotations;
+  if (rewrite.annotations.length === 0) return operations;
+  if (current === undefined) {
+    // No map yet (or a null one): adding it whole is the only valid way, child paths would not resolve.
+    const map: Record<string, string> = {};
+    for (const { key, value } of rewrite.annotations) if (value !== undefined) map[key] = value;
+    operations.push({ op: 'add', path: '/metadata/annotations', value: map });
+    return operations;
+  }
+  for (const { key, value } of rewrite.annotations) {
+    const path = `/metadata/annotations/${escapePointer(key)}`;
+    if (value === undefined) operations.push({ op: 'remove', path });
+    else operations.push({ op: Object.hasOwn(current, key) ? 'replace' : 'add', path, value });
+  }
+  return operations;
+}

@@ -1,0 +1,45 @@
+// The closed set of answers a review can get, and the one place that turns them into AdmissionReview JSON.
+import type { SliceRewrite } from '../core/rewrite.ts';
+import type { PatchOperation } from './patch.ts';
+import type { AdmissionRequest } from './review.ts';
+
+export type ReviewOutcome =
+  | { readonly kind: 'patched'; readonly patch: readonly PatchOperation[]; readonly rewrite: SliceRewrite }
+  | { readonly kind: 'unchanged'; readonly rewrite: SliceRewrite }
+  | { readonly kind: 'skipped'; readonly reason: string; readonly detail: string }
+  /** Something broke inside the webhook: the write goes through untouched, the error is logged and counted. */
+  | { readonly kind: 'error'; readonly error: unknown };
+
+export const Outcome = {
+  patched: (rewrite: SliceRewrite, patch: readonly PatchOperation[]): ReviewOutcome => ({ kind: 'patched', patch, rewrite }),
+  unchanged: (rewrite: SliceRewrite): ReviewOutcome => ({ kind: 'unchanged', rewrite }),
+  skipped: (reason: string, detail: string): ReviewOutcome => ({ kind: 'skipped', reason, detail }),
+  errored: (error: unknown): ReviewOutcome => ({ kind: 'error', error }),
+} as const;
+
+export type ResultLabel = ReviewOutcome['kind'];
+
+export interface AdmissionResponseBody {
+  readonly apiVersion: string;
+  readonly kind: 'AdmissionReview';
+  readonly response: {
+    readonly uid: string;
+    readonly allowed: true;
+    readonly patchType?: 'JSONPatch';
+    readonly patch?: string;
+  };
+}
+
+/** Every outcome is `allowed: true`: a path optimisation must never block a write. Only `patched` carries a patch. */
+export function admissionResponse(request: Pick<AdmissionRequest, 'apiVersion' | 'uid'>, outcome: ReviewOutcome): AdmissionResponseBody {
+  const base = { apiVersion: request.apiVersion, kind: 'AdmissionReview', response: { uid: request.uid, allowed: true } } as const;
+  if (outcome.kind !== 'patched') return base;
+  return {
+    ...base,
+    response: {
+      ...base.response,
+      patchType: 'JSONPatch',
+      patch: Buffer.from(JSON.stringify(outcome.patch)).toString('base64'),
+    },
+  };
+}

@@ -1,0 +1,27 @@
+// Admission request → outcome, for reflected EndpointSlices. Pure: the snapshot is passed in, nothing is logged.
+import { ENDPOINT_SLICE_KIND, isSkip } from '../core/endpoint-slice.ts';
+import { isUnchanged, rewriteEndpointSlice } from '../core/rewrite.ts';
+import type { Snapshot } from '../core/snapshot.ts';
+import { patchFor } from './patch.ts';
+import { Outcome, type ReviewOutcome } from './responses.ts';
+import type { AdmissionRequest } from './review.ts';
+
+export interface ReviewOptions {
+  /** `--cluster-id`: the local cluster for slices without the destination label. */
+  readonly clusterId?: string | undefined;
+}
+
+const MUTATED_OPERATIONS = new Set(['CREATE', 'UPDATE']);
+
+export function reviewEndpointSlice(request: AdmissionRequest, snapshot: Snapshot, options: ReviewOptions = {}): ReviewOutcome {
+  if (!MUTATED_OPERATIONS.has(request.operation)) {
+    return Outcome.skipped('operation', `${request.operation} is not CREATE or UPDATE`);
+  }
+  const { kind } = request;
+  if (kind !== undefined && (kind.group !== 'discovery.k8s.io' || kind.version !== 'v1' || kind.kind !== ENDPOINT_SLICE_KIND)) {
+    return Outcome.skipped('not-endpointslice', `${kind.group}/${kind.version} ${kind.kind} is not discovery.k8s.io/v1 EndpointSlice`);
+  }
+  const rewrite = rewriteEndpointSlice(request.object, snapshot, options);
+  if (isSkip(rewrite)) return Outcome.skipped(rewrite.skip, rewrite.detail);
+  return isUnchanged(rewrite) ? Outcome.unchanged(rewrite) : Outcome.patched(rewrite, patchFor(rewrite));
+}

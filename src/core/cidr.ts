@@ -1,0 +1,60 @@
+import { ipv4, ipv6, type AddressCodec, type Family } from './ip.ts';
+
+/** A block of addresses: `network` is the first, `last` the last, both as integers of the family. */
+interface Block<F extends Family, V extends number | bigint> {
+  readonly family: F;
+  readonly network: V;
+  readonly last: V;
+  readonly prefixLength: number;
+  /** Canonical text, host bits cleared: what people see in logs and `explain`. */
+  readonly text: string;
+}
+
+export type Ipv4Cidr = Block<'IPv4', number>;
+export type Ipv6Cidr = Block<'IPv6', bigint>;
+export type Cidr = Ipv4Cidr | Ipv6Cidr;
+
+const PREFIX_LENGTH = /^(0|[1-9][0-9]{0,2})$/;
+
+function block<F extends Family, V extends number | bigint>(
+  codec: AddressCodec<V>, family: F, addressText: string, prefixText: string,
+): Block<F, V> | undefined {
+  if (!PREFIX_LENGTH.test(prefixText)) return undefined;
+  const prefixLength = Number(prefixText);
+  if (prefixLength > codec.bits) return undefined;
+  const address = codec.parseLenient(addressText);
+  if (address === undefined) return undefined;
+  const network = codec.networkOf(address, prefixLength);
+  return {
+    family,
+    network,
+    last: codec.add(network, codec.lastOffset(prefixLength)),
+    prefixLength,
+    text: `${codec.format(network)}/${prefixLength}`,
+  };
+}
+
+/**
+ * Strict: dotted-decimal IPv4 without leading zeros or IPv6 without a zone, then `/` and a decimal length that fits
+ * the family. Host bits are cleared, as Kubernetes and Liqo do, rather than refused.
+ */
+export function parseCidr(text: string): Cidr | undefined {
+  const slash = text.indexOf('/');
+  if (slash < 0 || slash !== text.lastIndexOf('/')) return undefined;
+  const addressText = text.slice(0, slash);
+  const prefixText = text.slice(slash + 1);
+  return addressText.includes(':')
+    ? block(ipv6, 'IPv6', addressText, prefixText)
+    : block(ipv4, 'IPv4', addressText, prefixText);
+}
+
+export function overlaps(a: Cidr, b: Cidr): boolean {
+  return a.family === b.family && a.network <= b.last && b.network <= a.last;
+}
+
+/** Keeps the host bits of `address` (inside `source`) and swaps the network part for `target`'s. */
+export function remapAddress<V extends number | bigint>(
+  codec: AddressCodec<V>, address: V, source: { readonly network: V }, target: { readonly network: V },
+): V {
+  return codec.add(target.network, codec.subtract(address, source.network));
+}

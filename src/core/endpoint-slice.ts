@@ -1,0 +1,85 @@
+// What makes an object a reflected EndpointSlice this webhook may rewrite, narrowed from untrusted JSON.
+import type { Family } from './ip.ts';
+import { field, isArray, isObject, objectField, stringField, type Json, type JsonObject } from './json.ts';
+
+export const MANAGED_BY_LABEL = 'endpointslice.kubernetes.io/managed-by';
+export const REFLECTION_MANAGER = 'endpointslice.reflection.liqo.io';
+export const DESTINATION_LABEL = 'offloading.liqo.io/destination';
+export const SHORTCUT_ADDRESSES_ANNOTATION = 'liqo.io/shortcut-addresses';
+export const ORIGINAL_ADDRESSES_ANNOTATION = 'liqo.io/shortcut-original-addresses';
+export const ENDPOINT_SLICE_API_VERSION = 'discovery.k8s.io/v1';
+export const ENDPOINT_SLICE_KIND = 'EndpointSlice';
+
+export type SkipReason =
+  | 'not-endpointslice' | 'not-reflected' | 'unsupported-address-type' | 'unknown-cluster' | 'malformed';
+
+export interface SliceSkip {
+  readonly skip: SkipReason;
+  readonly detail: string;
+}
+
+/** A reflected slice, as received, with the parts the rewrite reads already narrowed. */
+export interface ReflectedSlice {
+  readonly object: JsonObject;
+  readonly family: Family;
+  /** `L` of SPEC §2: the destination label, else the configured cluster ID. */
+  readonly clusterId: string;
+  /** Undefined when the slice has no annotations map (or a null one). */
+  readonly annotations: JsonObject | undefined;
+  /** Empty when the slice has none (a Service without ready pods). */
+  readonly endpoints: readonly Json[];
+}
+
+function skip(reason: SkipReason, detail: string): SliceSkip {
+  return { skip: reason, detail };
+}
+
+export function isSkip<T extends object>(value: T | SliceSkip): value is SliceSkip {
+  return 'skip' in value;
+}
+
+export function sliceName(object: unknown): string {
+  const metadata = isObject(object) ? objectField(object, 'metadata') : undefined;
+  const name = metadata && stringField(metadata, 'name');
+  const namespace = metadata && stringField(metadata, 'namespace');
+  return `${namespace ? `${namespace}/` : ''}${name ?? '(unnamed)'}`;
+}
+
+export interface SliceOptions {
+  /** Used when the slice has no destination label. */
+  readonly clusterId?: string | undefined;
+}
+
+export function readReflectedSlice(object: unknown, options: SliceOptions = {}): ReflectedSlice | SliceSkip {
+  if (!isObject(object)) return skip('not-endpointslice', 'the object is not a JSON object');
+  const apiVersion = stringField(object, 'apiVersion');
+  const kind = stringField(object, 'kind');
+  if (apiVersion !== ENDPOINT_SLICE_API_VERSION || kind !== ENDPOINT_SLICE_KIND) {
+    return skip('not-endpointslice', `${apiVersion ?? '?'} ${kind ?? '?'} is not ${ENDPOINT_SLICE_API_VERSION} ${ENDPOINT_SLICE_KIND}`);
+  }
+  const metadata = objectField(object, 'metadata');
+  if (metadata === undefined) return skip('malformed', 'metadata is missing or not an object');
+  const labels = field(metadata, 'labels');
+  if (labels !== undefined && labels !== null && !isObject(labels)) return skip('malformed', 'metadata.labels is not an object');
+  const manager = isObject(labels) ? stringField(labels, MANAGED_BY_LABEL) : undefined;
+  if (manager !== REFLECTION_MANAGER) return skip('not-reflected', `${MANAGED_BY_LABEL} is ${manager ?? 'unset'}`);
+  const addressType = stringField(object, 'addressType');
+  if (addressType !== 'IPv4' && addressType !== 'IPv6') {
+    return skip('unsupported-address-type', `addressType ${addressType ?? 'unset'} is not IPv4 or IPv6`);
+  }
+  const annotations = field(metadata, 'annotations');
+  if (annotations !== undefined && annotations !== null && !isObject(annotations)) {
+    return skip('malformed', 'metadata.annotations is not an object');
+  }
+  const endpoints = field(object, 'endpoints');
+  if (endpoints !== undefined && endpoints !== null && !isArray(endpoints)) return skip('malformed', 'endpoints is not an array');
+  const clusterId = (isObject(labels) ? stringField(labels, DESTINATION_LABEL) : undefined) || options.clusterId;
+  if (!clusterId) return skip('unknown-cluster', `no ${DESTINATION_LABEL} label and no --cluster-id`);
+  return {
+    object,
+    family: addressType,
+    clusterId,
+    annotations: isObject(annotations) ? annotations : undefined,
+    endpoints: isArray(endpoints) ? endpoints : [],
+  };
+}

@@ -1,0 +1,61 @@
+// Liqo's ForeignClusterConnection (the record of a leaf-to-leaf shortcut), decoded from untrusted JSON.
+import { field, isObject, objectAt, stringField, type JsonObject } from './json.ts';
+
+export const FCC_GROUP = 'networking.liqo.io';
+export const FCC_VERSION = 'v1beta1';
+export const FCC_API_VERSION = `${FCC_GROUP}/${FCC_VERSION}`;
+export const FCC_KIND = 'ForeignClusterConnection';
+export const FCC_PLURAL = 'foreignclusterconnections';
+
+/** One leaf's view of the other leaf's pods: where they appear via the hub, and via the shortcut. */
+export interface SideNetworking {
+  readonly podCIDR: string | undefined;
+  readonly remappedPodCIDR: string | undefined;
+}
+
+export interface ForeignClusterConnection {
+  /** `namespace/name`: how logs, metrics and `explain` name the shortcut. */
+  readonly ref: string;
+  readonly clusterA: string | undefined;
+  readonly clusterB: string | undefined;
+  readonly isConnected: boolean;
+  readonly phase: string | undefined;
+  readonly sideA: SideNetworking | undefined;
+  readonly sideB: SideNetworking | undefined;
+}
+
+export function isFccObject(value: unknown): value is JsonObject {
+  return isObject(value) && stringField(value, 'kind') === FCC_KIND
+    && (stringField(value, 'apiVersion') ?? '').startsWith(`${FCC_GROUP}/`);
+}
+
+function side(status: JsonObject | undefined, key: string): SideNetworking | undefined {
+  const networking = status === undefined ? undefined : objectAt(status, key);
+  if (networking === undefined) return undefined;
+  return { podCIDR: stringField(networking, 'podCIDR'), remappedPodCIDR: stringField(networking, 'remappedPodCIDR') };
+}
+
+/**
+ * Reads what the webhook needs and nothing else; every field is optional on the wire, and a missing one becomes a
+ * reason later (not-this-cluster, not-connected, invalid-cidr) instead of an error here.
+ */
+export function decodeFcc(object: JsonObject, fallbackName = ''): ForeignClusterConnection {
+  const metadata = objectAt(object, 'metadata');
+  const spec = objectAt(object, 'spec');
+  const status = objectAt(object, 'status');
+  const namespace = (metadata && stringField(metadata, 'namespace')) || '';
+  const name = (metadata && stringField(metadata, 'name')) || fallbackName;
+  return {
+    ref: namespace === '' ? name : `${namespace}/${name}`,
+    clusterA: spec && nonEmpty(stringField(spec, 'foreignClusterA')),
+    clusterB: spec && nonEmpty(stringField(spec, 'foreignClusterB')),
+    isConnected: status !== undefined && field(status, 'isConnected') === true,
+    phase: status && stringField(status, 'phase'),
+    sideA: side(status, 'foreignClusterANetworking'),
+    sideB: side(status, 'foreignClusterBNetworking'),
+  };
+}
+
+function nonEmpty(text: string | undefined): string | undefined {
+  return text === '' ? undefined : text;
+}

@@ -1,0 +1,183 @@
+// From shortcut records to rewrite rules for one cluster (SPEC §2): which FCCs give a usable pair, and why not.
+import { overlaps, parseCidr, type Cidr } from './cidr.ts';
+import type { ForeignClusterConnection, SideNetworking } from './fcc.ts';
+
+export type UnusableReason =
+  | 'not-connected' | 'tunnel-down' | 'invalid-cidr' | 'family-mismatch'
+  | 'prefix-mismatch' | 'conflict' | 'chain' | 'not-this-cluster';
+
+export const UNUSABLE_REASONS: readonly UnusableReason[] = [
+  'not-connected', 'tunnel-down', 'invalid-cidr', 'family-mismatch',
+  'prefix-mismatch', 'conflict', 'chain', 'not-this-cluster',
+];
+
+/** A rewrite rule: addresses of `peer`'s pods in `hubPrefix` are reached directly at the same host in `shortcutPrefix`. */
+export interface ShortcutPair {
+  readonly fcc: string;
+  readonly peer: string;
+  readonly hubPrefix: Cidr;
+  readonly shortcutPrefix: Cidr;
+}
+
+export type PairState =
+  | { readonly usable: true; readonly fcc: string; readonly pair: ShortcutPair }
+  | { readonly usable: false; readonly fcc: string; readonly peer: string | undefined;
+      readonly reason: UnusableReason; readonly detail: string };
+
+/** `status.value` of the leaf's Liqo Connection per peer cluster ID; a peer with no entry is not cross-checked. */
+export type TunnelStates = ReadonlyMap<string, string>;
+
+export const TUNNEL_CONNECTED = 'Connected';
+
+type Candidate = { readonly fcc: ForeignClusterConnection; readonly pair: ShortcutPair };
+
+function unusable(fcc: string, peer: string | undefined, reason: UnusableReason, detail: string): PairState {
+  return { usable: false, fcc, peer, reason, detail };
+}
+
+function localSide(fcc: ForeignClusterConnection, clusterId: string):
+  { readonly peer: string; readonly side: SideNetworking | undefined; readonly label: 'A' | 'B' } | undefined {
+  if (fcc.clusterA === undefined || fcc.clusterB === undefined || fcc.clusterA === fcc.clusterB) return undefined;
+  if (fcc.clusterA === clusterId) return { peer: fcc.clusterB, side: fcc.sideA, label: 'A' };
+  if (fcc.clusterB === clusterId) return { peer: fcc.clusterA, side: fcc.sideB, label: 'B' };
+  return undefined;
+}
+
+/** True when the FCC names `clusterId` on exactly one side: the only FCCs that can give this cluster a pair. */
+export function involves(fcc: ForeignClusterConnection, clusterId: string): boolean {
+  return localSide(fcc, clusterId) !== undefined;
+}
+
+export function notThisCluster(fcc: ForeignClusterConnection, clusterId: string): PairState {
+  return unusable(fcc.ref, undefined, 'not-this-cluster',
+    `connects ${fcc.clusterA ?? '?'} and ${fcc.clusterB ?? '?'}, not ${clusterId} and another cluster`);
+}
+
+/** The checks that need only the FCC itself, in the order their reasons take precedence. */
+function candidate(fcc: ForeignClusterConnection, clusterId: string, tunnels: TunnelStates): PairState | Candidate {
+  const local = localSide(fcc, clusterId);
+  if (local === undefined) return notThisCluster(fcc, clusterId);
+  const { peer, side, label } = local;
+  if (!fcc.isConnected) return unusable(fcc.ref, peer, 'not-connected', `status.isConnected is not true (phase ${fcc.phase ?? 'unset'})`);
+  const tunnel = tunnels.get(peer);
+  if (tunnel !== undefined && tunnel !== TUNNEL_CONNECTED) {
+    return unusable(fcc.ref, peer, 'tunnel-down', `Connection to ${peer} is ${tunnel || 'without status'}`);
+  }
+  const where = `status.foreignCluster${label}Networking`;
+  const hubPrefix = parseCidr(side?.podCIDR ?? '');
+  if (hubPrefix === undefined) return unusable(fcc.ref, peer, 'invalid-cidr', `${where}.podCIDR ${JSON.stringify(side?.podCIDR ?? null)} is not a CIDR`);
+  const shortcutPrefix = parseCidr(side?.remappedPodCIDR ?? '');
+  if (shortcutPrefix === undefined) {
+    return unusable(fcc.ref, peer, 'invalid-cidr', `${where}.remappedPodCIDR ${JSON.stringify(side?.remappedPodCIDR ?? null)} is not a CIDR`);
+  }
+  if (hubPrefix.family !== shortcutPrefix.family) {
+    return unusable(fcc.ref, peer, 'family-mismatch', `${hubPrefix.text} is ${hubPrefix.family}, ${shortcutPrefix.text} is ${shortcutPrefix.family}`);
+  }
+  if (hubPrefix.prefixLength !== shortcutPrefix.prefixLength) {
+    return unusable(fcc.ref, peer, 'prefix-mismatch', `${hubPrefix.text} and ${shortcutPrefix.text} differ in prefix length, so host bits would be lost`);
+  }
+  return { fcc, pair: { fcc: fcc.ref, peer, hubPrefix, shortcutPrefix } };
+}
+
+function isCandidate(value: PairState | Candidate): value is Candidate {
+  return 'pair' in value && !('usable' in value);
+}
+
+/** Canonical texts identify a pair: two FCCs with the same source and target give one rule. */
+function pairKey(pair: ShortcutPair): string {
+  return `${pair.hubPrefix.text}>${pair.shortcutPrefix.text}`;
+}
+
+function byNetwork(a: ShortcutPair, b: ShortcutPair): number {
+  const x = a.hubPrefix;
+  const y = b.hubPrefix;
+  if (x.family !== y.family) return x.family === 'IPv4' ? -1 : 1;
+  if (x.network !== y.network) return x.network < y.network ? -1 : 1;
+  return x.prefixLength - y.prefixLength;
+}
+
+/**
+ * Marks every distinct pair whose source overlaps another's. Identical pairs were merged before, and overlapping
+ * sources of one prefix length are equal, so any overlap left means two different targets for one address.
+ * Sorted by start, an interval overlaps an earlier one exactly when it starts before the furthest end seen so far.
+ */
+function conflicting(distinct: readonly ShortcutPair[]): Map<ShortcutPair, ShortcutPair> {
+  const sorted = [...distinct].sort(byNetwork);
+  const marked = new Map<ShortcutPair, ShortcutPair>();
+  let reach: ShortcutPair | undefined;
+  for (const pair of sorted) {
+    if (reach !== undefined && overlaps(reach.hubPrefix, pair.hubPrefix)) {
+      if (!marked.has(pair)) marked.set(pair, reach);
+      if (!marked.has(reach)) marked.set(reach, pair);
+    }
+    if (reach === undefined || reach.hubPrefix.family !== pair.hubPrefix.family || pair.hubPrefix.last > reach.hubPrefix.last) {
+      reach = pair;
+    }
+  }
+  return marked;
+}
+
+/** The first pair, other than `self`, whose source overlaps `target`; sources are sorted and disjoint. */
+function sourceOverlapping(target: Cidr, self: ShortcutPair, sources: readonly ShortcutPair[]): ShortcutPair | undefined {
+  let low = 0;
+  let high = sources.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    const prefix = (sources[middle] as ShortcutPair).hubPrefix;
+    const before = prefix.family !== target.family ? prefix.family === 'IPv4' && target.family === 'IPv6' : prefix.last < target.network;
+    if (before) low = middle + 1; else high = middle;
+  }
+  for (let i = low; i < sources.length; i++) {
+    const other = sources[i] as ShortcutPair;
+    if (!overlaps(other.hubPrefix, target)) return undefined;
+    if (other !== self) return other;
+  }
+  return undefined;
+}
+
+export interface ClusterPairs {
+  /** One state per FCC that names this cluster, in the order of `fccs`. */
+  readonly states: readonly PairState[];
+  /** Usable pairs, identical ones merged (the first FCC names it), sources pairwise disjoint. */
+  readonly pairs: readonly ShortcutPair[];
+}
+
+/** SPEC §2 for one local cluster. Deterministic for a given order of `fccs`. */
+export function evaluatePairs(
+  fccs: readonly ForeignClusterConnection[], clusterId: string, tunnels: TunnelStates = new Map(),
+): ClusterPairs {
+  const first = fccs.map((fcc) => candidate(fcc, clusterId, tunnels));
+  const distinct = new Map<string, ShortcutPair>();
+  const canonical = new Map<ShortcutPair, ShortcutPair>();
+  for (const entry of first) {
+    if (!isCandidate(entry)) continue;
+    const key = pairKey(entry.pair);
+    const twin = distinct.get(key);
+    if (twin === undefined) distinct.set(key, entry.pair);
+    canonical.set(entry.pair, twin ?? entry.pair);
+  }
+  const conflicts = conflicting([...distinct.values()]);
+  const disjoint = [...distinct.values()].filter((pair) => !conflicts.has(pair)).sort(byNetwork);
+  const chains = new Map<ShortcutPair, ShortcutPair>();
+  for (const pair of disjoint) {
+    const other = sourceOverlapping(pair.shortcutPrefix, pair, disjoint);
+    if (other !== undefined) chains.set(pair, other);
+  }
+  const states = first.map((entry): PairState => {
+    if (!isCandidate(entry)) return entry;
+    const { pair } = entry;
+    const merged = canonical.get(pair) ?? pair;
+    const rival = conflicts.get(merged);
+    if (rival !== undefined) {
+      return unusable(pair.fcc, pair.peer, 'conflict',
+        `source ${pair.hubPrefix.text} overlaps ${rival.hubPrefix.text} of ${rival.fcc}, which maps it elsewhere`);
+    }
+    const next = chains.get(merged);
+    if (next !== undefined) {
+      return unusable(pair.fcc, pair.peer, 'chain',
+        `target ${pair.shortcutPrefix.text} overlaps source ${next.hubPrefix.text} of ${next.fcc}: rewritten addresses would be rewritten again`);
+    }
+    return { usable: true, fcc: pair.fcc, pair };
+  });
+  return { states, pairs: disjoint.filter((pair) => !chains.has(pair)) };
+}

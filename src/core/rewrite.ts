@@ -1,0 +1,182 @@
+// SPEC §3: the pure rewrite of one reflected slice against one cluster's pairs. Inputs are never mutated.
+import { remapAddress } from './cidr.ts';
+import {
+  isSkip, ORIGINAL_ADDRESSES_ANNOTATION, readReflectedSlice, SHORTCUT_ADDRESSES_ANNOTATION,
+  type ReflectedSlice, type SliceOptions, type SliceSkip,
+} from './endpoint-slice.ts';
+import { ipv4, ipv6, type AddressCodec } from './ip.ts';
+import { field, isArray, isObject, type Json, type JsonObject } from './json.ts';
+import type { FamilyIndex } from './pair-index.ts';
+import type { ShortcutPair } from './pairs.ts';
+import type { ClusterView, Snapshot } from './snapshot.ts';
+
+/** One address whose text changes, by position: the rewrite never adds, drops or reorders. */
+export interface AddressEdit {
+  readonly endpoint: number;
+  readonly address: number;
+  readonly from: string;
+  readonly to: string;
+  /** `restored`: back to the hub address recorded in the annotation, because no usable pair holds it now. */
+  readonly kind: 'rewritten' | 'restored';
+}
+
+/** The annotation's new text, or undefined to remove it. Only keys whose value changes are listed. */
+export interface AnnotationEdit {
+  readonly key: typeof SHORTCUT_ADDRESSES_ANNOTATION | typeof ORIGINAL_ADDRESSES_ANNOTATION;
+  readonly value: string | undefined;
+}
+
+export interface SliceRewrite {
+  readonly slice: ReflectedSlice;
+  readonly edits: readonly AddressEdit[];
+  readonly annotations: readonly AnnotationEdit[];
+}
+
+export type AddressReason =
+  | 'rewritten' | 'restored' | 'through-shortcut' | 'identity' | 'no-pair' | 'not-canonical';
+
+/** What `explain` shows for one address; only built when someone asks. */
+export interface AddressTrace {
+  readonly endpoint: number;
+  readonly address: number;
+  readonly input: string;
+  readonly base: string;
+  readonly output: string;
+  readonly pair: ShortcutPair | undefined;
+  readonly reason: AddressReason;
+  readonly flagged: boolean;
+}
+
+export type TraceObserver = (trace: AddressTrace) => void;
+
+/**
+ * Entries of the original-addresses annotation that are safe to use: string to a canonical address of the slice's
+ * family. Anything else (bad JSON, arrays, numbers, other families) is dropped entry by entry.
+ */
+function readOriginals<V extends number | bigint>(codec: AddressCodec<V>, text: Json | undefined): ReadonlyMap<string, string> {
+  const originals = new Map<string, string>();
+  if (typeof text !== 'string' || text === '') return originals;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return originals;
+  }
+  if (!isObject(parsed)) return originals;
+  for (const key of Object.keys(parsed)) {
+    const value = parsed[key];
+    if (typeof value === 'string' && codec.parseCanonical(value) !== undefined) originals.set(key, value);
+  }
+  return originals;
+}
+
+function reasonFor(input: string, base: string, output: string, pair: ShortcutPair | undefined, flagged: boolean): AddressReason {
+  if (pair !== undefined) return output === base && flagged ? 'identity' : 'rewritten';
+  if (output !== input) return 'restored';
+  return flagged ? 'through-shortcut' : 'no-pair';
+}
+
+function rewriteFamily<V extends number | bigint>(
+  slice: ReflectedSlice, codec: AddressCodec<V>, index: FamilyIndex<V>, observe: TraceObserver | undefined,
+): SliceRewrite {
+  const current = slice.annotations;
+  const originals = readOriginals(codec, current && field(current, ORIGINAL_ADDRESSES_ANNOTATION));
+  const edits: AddressEdit[] = [];
+  const flagged: string[] = [];
+  const seenFlags = new Set<string>();
+  const recorded: Record<string, string> = {};
+  let anyRecorded = false;
+  const { endpoints } = slice;
+  for (let e = 0; e < endpoints.length; e++) {
+    const endpoint = endpoints[e];
+    if (!isObject(endpoint)) continue;
+    const addresses = field(endpoint, 'addresses');
+    if (!isArray(addresses)) continue;
+    for (let a = 0; a < addresses.length; a++) {
+      const input = addresses[a];
+      if (typeof input !== 'string') continue;
+      const inputValue = codec.parseCanonical(input);
+      if (inputValue === undefined) {
+        observe?.({ endpoint: e, address: a, input, base: input, output: input, pair: undefined, reason: 'not-canonical', flagged: false });
+        continue;
+      }
+      const original = originals.get(input);
+      const base = original ?? input;
+      const baseValue = original === undefined ? inputValue : (codec.parseCanonical(original) ?? inputValue);
+      const hit = index.sourceOf(baseValue);
+      const pair = hit?.pair;
+      const outputValue = hit === undefined ? baseValue : remapAddress(codec, baseValue, hit.source, hit.target);
+      const output = outputValue === baseValue ? base : codec.format(outputValue);
+      if (output !== input) {
+        edits.push({ endpoint: e, address: a, from: input, to: output, kind: pair === undefined ? 'restored' : 'rewritten' });
+      }
+      if (output !== base && !Object.hasOwn(recorded, output)) {
+        recorded[output] = base;
+        anyRecorded = true;
+      }
+      const isFlagged = index.inTarget(outputValue);
+      if (isFlagged && !seenFlags.has(output)) {
+        seenFlags.add(output);
+        flagged.push(output);
+      }
+      observe?.({ endpoint: e, address: a, input, base, output, pair, reason: reasonFor(input, base, output, pair, isFlagged), flagged: isFlagged });
+    }
+  }
+  const desired: AnnotationEdit[] = [
+    { key: SHORTCUT_ADDRESSES_ANNOTATION, value: flagged.length > 0 ? flagged.join(',') : undefined },
+    { key: ORIGINAL_ADDRESSES_ANNOTATION, value: anyRecorded ? JSON.stringify(recorded) : undefined },
+  ];
+  const annotations = desired.filter(({ key, value }) => {
+    const present = current !== undefined && Object.hasOwn(current, key);
+    return value === undefined ? present : !present || current[key] !== value;
+  });
+  return { slice, edits, annotations };
+}
+
+/** The rewrite of SPEC §3; `observe` sees every address (for `explain`) and costs nothing when absent. */
+export function rewriteSlice(slice: ReflectedSlice, view: ClusterView, observe?: TraceObserver): SliceRewrite {
+  return slice.family === 'IPv4'
+    ? rewriteFamily(slice, ipv4, view.index.ipv4, observe)
+    : rewriteFamily(slice, ipv6, view.index.ipv6, observe);
+}
+
+/** f of SPEC §3 from any JSON: a skip (left alone) or the rewrite against the slice's cluster in `snapshot`. */
+export function rewriteEndpointSlice(
+  object: unknown, snapshot: Snapshot, options: SliceOptions = {}, observe?: TraceObserver,
+): SliceRewrite | SliceSkip {
+  const slice = readReflectedSlice(object, options);
+  return isSkip(slice) ? slice : rewriteSlice(slice, snapshot.forCluster(slice.clusterId), observe);
+}
+
+export function isUnchanged(rewrite: SliceRewrite): boolean {
+  return rewrite.edits.length === 0 && rewrite.annotations.length === 0;
+}
+
+/** f(x) as an object: copies only along the changed paths, so unknown fields survive by reference. */
+export function applyRewrite(rewrite: SliceRewrite): JsonObject {
+  const { slice, edits, annotations } = rewrite;
+  if (isUnchanged(rewrite)) return slice.object;
+  const result: Record<string, Json> = { ...slice.object };
+  if (edits.length > 0) {
+    const endpoints = [...slice.endpoints];
+    for (const edit of edits) {
+      const endpoint = endpoints[edit.endpoint];
+      if (!isObject(endpoint)) continue;
+      const addresses = field(endpoint, 'addresses');
+      if (!isArray(addresses)) continue;
+      const copy = [...addresses];
+      copy[edit.address] = edit.to;
+      endpoints[edit.endpoint] = { ...endpoint, addresses: copy };
+    }
+    result.endpoints = endpoints;
+  }
+  if (annotations.length > 0) {
+    const metadata = slice.object.metadata;
+    const next: Record<string, Json> = { ...(slice.annotations ?? {}) };
+    for (const { key, value } of annotations) {
+      if (value === undefined) delete next[key]; else next[key] = value;
+    }
+    result.metadata = { ...(isObject(metadata) ? metadata : {}), annotations: next };
+  }
+  return result;
+}

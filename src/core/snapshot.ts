@@ -1,0 +1,74 @@
+// The immutable view a request reads: every FCC, evaluated per local cluster on first use and kept with the snapshot.
+import type { ForeignClusterConnection } from './fcc.ts';
+import { indexPairs, type PairIndex } from './pair-index.ts';
+import { evaluatePairs, notThisCluster, type PairState, type ShortcutPair, type TunnelStates } from './pairs.ts';
+
+export interface ClusterView {
+  readonly clusterId: string;
+  /** One state per FCC that names this cluster. */
+  readonly states: readonly PairState[];
+  readonly pairs: readonly ShortcutPair[];
+  readonly index: PairIndex;
+}
+
+export interface Snapshot {
+  /** Grows by one with every rebuild, so logs and `/debug/pairs` can say which view answered. */
+  readonly version: number;
+  readonly fccs: readonly ForeignClusterConnection[];
+  readonly tunnels: TunnelStates;
+  /** Every cluster ID named by some FCC, sorted. */
+  readonly clusterIds: readonly string[];
+  forCluster(clusterId: string): ClusterView;
+  /** A state for every FCC, `not-this-cluster` included: what `explain` and `/debug/pairs` show. */
+  statesFor(clusterId: string): readonly PairState[];
+}
+
+export interface SnapshotInput {
+  readonly version: number;
+  readonly fccs: readonly ForeignClusterConnection[];
+  readonly tunnels?: TunnelStates;
+}
+
+function byRef(a: ForeignClusterConnection, b: ForeignClusterConnection): number {
+  return a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0;
+}
+
+export function buildSnapshot(input: SnapshotInput): Snapshot {
+  const fccs = Object.freeze([...input.fccs].sort(byRef));
+  const tunnels: TunnelStates = new Map(input.tunnels ?? []);
+  const byCluster = new Map<string, ForeignClusterConnection[]>();
+  for (const fcc of fccs) {
+    for (const id of new Set([fcc.clusterA, fcc.clusterB])) {
+      if (id === undefined) continue;
+      const list = byCluster.get(id);
+      if (list === undefined) byCluster.set(id, [fcc]); else list.push(fcc);
+    }
+  }
+  // Only IDs named by an FCC are remembered: slice labels are not trusted to bound the memory.
+  const views = new Map<string, ClusterView>();
+  const evaluate = (clusterId: string): ClusterView => {
+    const { states, pairs } = evaluatePairs(byCluster.get(clusterId) ?? [], clusterId, tunnels);
+    return Object.freeze({ clusterId, states: Object.freeze(states), pairs, index: indexPairs(pairs) });
+  };
+  const forCluster = (clusterId: string): ClusterView => {
+    const known = views.get(clusterId);
+    if (known !== undefined) return known;
+    const view = evaluate(clusterId);
+    if (byCluster.has(clusterId)) views.set(clusterId, view);
+    return view;
+  };
+  return Object.freeze({
+    version: input.version,
+    fccs,
+    tunnels,
+    clusterIds: Object.freeze([...byCluster.keys()].sort()),
+    forCluster,
+    statesFor(clusterId: string): readonly PairState[] {
+      // The cluster's FCCs are a subsequence of `fccs`, and its states are in the same order.
+      const named = byCluster.get(clusterId) ?? [];
+      const { states } = forCluster(clusterId);
+      let next = 0;
+      return fccs.map((fcc) => (named[next] === fcc ? states[next++] : undefined) ?? notThisCluster(fcc, clusterId));
+    },
+  });
+}

@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { evaluatePairs, type PairState } from '../../src/core/pairs.ts';
+import { fcc } from '../support/builders.ts';
+
+function reasons(states: readonly PairState[]): string[] {
+  return states.map((state) => (state.usable ? 'usable' : state.reason));
+}
+
+test('a connected FCC gives the A side its podCIDR → remappedPodCIDR pair', () => {
+  const { states, pairs } = evaluatePairs([fcc()], 'cluster2');
+  assert.deepEqual(reasons(states), ['usable']);
+  assert.equal(pairs.length, 1);
+  assert.equal(pairs[0]?.hubPrefix.text, '10.63.0.0/16');
+  assert.equal(pairs[0]?.shortcutPrefix.text, '10.61.0.0/16');
+  assert.equal(pairs[0]?.peer, 'cluster3');
+  assert.equal(pairs[0]?.fcc, 'liqo/cluster2-cluster3');
+});
+
+test('the B side of the same FCC gives cluster3 its own pair', () => {
+  const { pairs } = evaluatePairs([fcc()], 'cluster3');
+  assert.equal(pairs[0]?.hubPrefix.text, '10.60.0.0/16');
+  assert.equal(pairs[0]?.peer, 'cluster2');
+});
+
+const single: readonly [string, Parameters<typeof fcc>[0], string, string][] = [
+  ['an FCC of two other leaves is not this cluster\'s', {}, 'cluster4', 'not-this-cluster'],
+  ['an FCC naming this cluster on both sides gives no pair', { a: 'cluster2', b: 'cluster2' }, 'cluster2', 'not-this-cluster'],
+  ['a disconnected FCC is not used', { connected: false }, 'cluster2', 'not-connected'],
+  ['a missing podCIDR is an invalid CIDR', { aPod: null }, 'cluster2', 'invalid-cidr'],
+  ['a missing remappedPodCIDR is an invalid CIDR', { aRemapped: null }, 'cluster2', 'invalid-cidr'],
+  ['an octal-looking podCIDR is an invalid CIDR', { aPod: '010.63.0.0/16' }, 'cluster2', 'invalid-cidr'],
+  ['a shortened podCIDR is an invalid CIDR', { aPod: '10.63/16' }, 'cluster2', 'invalid-cidr'],
+  ['an IPv4 source with an IPv6 target is a family mismatch', { aRemapped: 'fd00::/112' }, 'cluster2', 'family-mismatch'],
+  ['a /16 source with a /24 target would lose host bits', { aRemapped: '10.61.0.0/24' }, 'cluster2', 'prefix-mismatch'],
+  ['a broken B side does not spoil the A side', { bPod: 'garbage' }, 'cluster2', 'usable'],
+];
+for (const [name, spec, cluster, reason] of single) {
+  test(name, () => assert.deepEqual(reasons(evaluatePairs([fcc(spec)], cluster).states), [reason]));
+}
+
+test('a peer whose Connection is not Connected is tunnel-down, and one without a Connection is left to the FCC', () => {
+  const tunnels = new Map([['cluster3', 'Error'], ['cluster5', 'Connected']]);
+  const states = evaluatePairs([fcc(), fcc({ b: 'cluster4', aPod: '10.64.0.0/16', aRemapped: '10.62.0.0/16' }),
+    fcc({ b: 'cluster5', aPod: '10.65.0.0/16', aRemapped: '10.66.0.0/16' })], 'cluster2', tunnels).states;
+  assert.deepEqual(reasons(states), ['tunnel-down', 'usable', 'usable']);
+});
+
+test('not-connected takes precedence over broken CIDRs', () => {
+  assert.deepEqual(reasons(evaluatePairs([fcc({ connected: false, aPod: 'x' })], 'cluster2').states), ['not-connected']);
+});
+
+test('two identical pairs count once', () => {
+  const { states, pairs } = evaluatePairs([fcc({ name: 'one' }), fcc({ name: 'two' })], 'cluster2');
+  assert.deepEqual(reasons(states), ['usable', 'usable']);
+  assert.equal(pairs.length, 1);
+});
+
+test('overlapping sources with different targets are both unusable', () => {
+  const states = evaluatePairs([
+    fcc({ b: 'cluster3' }),
+    fcc({ b: 'cluster4', aPod: '10.63.0.0/24', aRemapped: '10.70.0.0/24' }),
+    fcc({ b: 'cluster5', aPod: '10.80.0.0/16', aRemapped: '10.81.0.0/16' }),
+  ], 'cluster2').states;
+  assert.deepEqual(reasons(states), ['conflict', 'conflict', 'usable']);
+});
+
+test('one source with two different targets is a conflict', () => {
+  const states = evaluatePairs([fcc({ b: 'cluster3' }), fcc({ b: 'cluster4', aRemapped: '10.62.0.0/16' })], 'cluster2').states;
+  assert.deepEqual(reasons(states), ['conflict', 'conflict']);
+});
+
+test('every pair of a nested run of overlaps is marked, not only neighbours', () => {
+  const states = evaluatePairs([
+    fcc({ b: 'c1', aPod: '10.0.0.0/8', aRemapped: '11.0.0.0/8' }),
+    fcc({ b: 'c2', aPod: '10.1.0.0/16', aRemapped: '12.1.0.0/16' }),
+    fcc({ b: 'c3', aPod: '10.2.0.0/16', aRemapped: '12.2.0.0/16' }),
+    fcc({ b: 'c4', aPod: '10.3.0.0/16', aRemapped: '12.3.0.0/16' }),
+  ], 'cluster2').states;
+  assert.deepEqual(reasons(states), ['conflict', 'conflict', 'conflict', 'conflict']);
+});
+
+test('a pair whose target overlaps another pair\'s source is a chain; the other pair stays usable', () => {
+  const states = evaluatePairs([
+    fcc({ b: 'cluster3', aPod: '10.63.0.0/16', aRemapped: '10.64.0.0/16' }),
+    fcc({ b: 'cluster4', aPod: '10.64.0.0/16', aRemapped: '10.65.0.0/16' }),
+  ], 'cluster2').states;
+  assert.deepEqual(reasons(states), ['chain', 'usable']);
+});
+
+test('two pairs that feed each other are both chains', () => {
+  const states = evaluatePairs([
+    fcc({ b: 'cluster3', aPod: '10.63.0.0/16', aRemapped: '10.64.0.0/16' }),
+    fcc({ b: 'cluster4', aPod: '10.64.0.0/16', aRemapped: '10.63.0.0/16' }),
+  ], 'cluster2').states;
+  assert.deepEqual(reasons(states), ['chain', 'chain']);
+});
+
+test('an identity pair is usable: its target is its own source', () => {
+  const { states, pairs } = evaluatePairs([fcc({ a: 'rome', b: 'milan', aPod: '10.203.0.0/16', aRemapped: '10.203.0.0/16' })], 'rome');
+  assert.deepEqual(reasons(states), ['usable']);
+  assert.equal(pairs.length, 1);
+});
+
+test('IPv4 and IPv6 pairs never conflict or chain with each other', () => {
+  const states = evaluatePairs([
+    fcc({ b: 'cluster3', aPod: '0.0.0.0/0', aRemapped: '0.0.0.0/0' }),
+    fcc({ b: 'cluster4', aPod: '::/0', aRemapped: '::/0' }),
+  ], 'cluster2').states;
+  assert.deepEqual(reasons(states), ['usable', 'usable']);
+});
+
+test('unusable states carry a detail a person can act on', () => {
+  const [state] = evaluatePairs([fcc({ aRemapped: '10.61.0.0/24' })], 'cluster2').states;
+  assert.ok(state && !state.usable);
+  assert.match(state.detail, /10\.63\.0\.0\/16 and 10\.61\.0\.0\/24/);
+});

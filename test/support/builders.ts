@@ -1,0 +1,113 @@
+// Object builders for tests: the shapes Liqo and the API server really produce, with only what a test varies.
+import { decodeFcc, type ForeignClusterConnection } from '../../src/core/fcc.ts';
+import type { Json, JsonObject } from '../../src/core/json.ts';
+import { buildSnapshot, type Snapshot } from '../../src/core/snapshot.ts';
+
+export interface FccSpec {
+  readonly name?: string;
+  readonly namespace?: string;
+  readonly a?: string;
+  readonly b?: string;
+  readonly connected?: boolean;
+  readonly aPod?: string | null;
+  readonly aRemapped?: string | null;
+  readonly bPod?: string | null;
+  readonly bRemapped?: string | null;
+}
+
+/** The FCC of LIQO.md's worked example unless told otherwise. */
+export function fccObject(spec: FccSpec = {}): JsonObject {
+  const a = spec.a ?? 'cluster2';
+  const b = spec.b ?? 'cluster3';
+  const side = (pod: string | null | undefined, remapped: string | null | undefined, defaults: [string, string]): JsonObject => ({
+    ...(pod === null ? {} : { podCIDR: pod ?? defaults[0] }),
+    ...(remapped === null ? {} : { remappedPodCIDR: remapped ?? defaults[1] }),
+  });
+  return {
+    apiVersion: 'networking.liqo.io/v1beta1',
+    kind: 'ForeignClusterConnection',
+    metadata: { name: spec.name ?? `${a}-${b}`, namespace: spec.namespace ?? 'liqo' },
+    spec: { foreignClusterA: a, foreignClusterB: b, networking: { mtu: 1450 } },
+    status: {
+      isConnected: spec.connected ?? true,
+      phase: (spec.connected ?? true) ? 'Connected' : 'Connecting',
+      lastUpdated: '2025-07-06T20:16:16Z',
+      foreignClusterANetworking: side(spec.aPod, spec.aRemapped, ['10.63.0.0/16', '10.61.0.0/16']),
+      foreignClusterBNetworking: side(spec.bPod, spec.bRemapped, ['10.60.0.0/16', '10.61.0.0/16']),
+    },
+  };
+}
+
+export function fcc(spec: FccSpec = {}): ForeignClusterConnection {
+  return decodeFcc(fccObject(spec));
+}
+
+let version = 0;
+export function snapshotOf(fccs: readonly ForeignClusterConnection[], tunnels?: ReadonlyMap<string, string>): Snapshot {
+  return buildSnapshot({ version: ++version, fccs, ...(tunnels === undefined ? {} : { tunnels }) });
+}
+
+export interface SliceSpec {
+  readonly name?: string;
+  readonly namespace?: string;
+  readonly addressType?: string;
+  readonly destination?: string | null;
+  readonly managedBy?: string;
+  readonly addresses?: readonly (readonly Json[])[];
+  readonly annotations?: Record<string, Json> | null;
+  readonly extra?: JsonObject;
+}
+
+/** A slice as Liqo reflects it into a leaf: labels, RemotePod target refs, the hub as nodeName. */
+export function sliceObject(spec: SliceSpec = {}): JsonObject {
+  const labels: Record<string, Json> = {
+    'endpointslice.kubernetes.io/managed-by': spec.managedBy ?? 'endpointslice.reflection.liqo.io',
+    'liqo.io/managed-by': 'shadowendpointslice',
+    'offloading.liqo.io/origin': 'cluster1',
+    'kubernetes.io/service-name': 'web',
+  };
+  if (spec.destination !== null) labels['offloading.liqo.io/destination'] = spec.destination ?? 'cluster2';
+  const metadata: Record<string, Json> = {
+    name: spec.name ?? 'web-abcde',
+    namespace: spec.namespace ?? 'demo',
+    resourceVersion: '42',
+    labels,
+  };
+  if (spec.annotations !== undefined) metadata.annotations = spec.annotations;
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata,
+    addressType: spec.addressType ?? 'IPv4',
+    endpoints: (spec.addresses ?? [['10.63.0.151']]).map((addresses, i) => ({
+      addresses,
+      conditions: { ready: true, serving: true, terminating: false },
+      nodeName: 'cluster1',
+      targetRef: { kind: 'RemotePod', name: `web-${i}`, namespace: spec.namespace ?? 'demo' },
+    })),
+    ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+    ...spec.extra,
+  };
+}
+
+export function reviewObject(object: Json, options: { operation?: string; uid?: string; apiVersion?: string; oldObject?: Json } = {}): JsonObject {
+  return {
+    apiVersion: options.apiVersion ?? 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: options.uid ?? '705ab4f5-6393-11e8-b7cc-42010a800002',
+      kind: { group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice' },
+      resource: { group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices' },
+      requestKind: { group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice' },
+      requestResource: { group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices' },
+      name: 'web-abcde',
+      namespace: 'demo',
+      operation: options.operation ?? 'CREATE',
+      userInfo: { username: 'system:serviceaccount:liqo:liqo-controller-manager' },
+      object,
+      oldObject: options.oldObject ?? null,
+      dryRun: false,
+      options: { apiVersion: 'meta.k8s.io/v1', kind: 'CreateOptions' },
+    },
+  };
+}
