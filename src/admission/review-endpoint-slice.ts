@@ -1,6 +1,6 @@
 // Admission request → outcome, for reflected EndpointSlices. Pure: the snapshot is passed in, nothing is logged.
 import { ENDPOINT_SLICE_KIND, isSkip } from '../core/endpoint-slice.ts';
-import { isUnchanged, rewriteEndpointSlice } from '../core/rewrite.ts';
+import { isUnchanged, rewriteEndpointSlice, type TraceObserver } from '../core/rewrite.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import { patchFor } from './patch.ts';
 import { Outcome, type ReviewOutcome } from './responses.ts';
@@ -9,6 +9,8 @@ import type { AdmissionRequest } from './review.ts';
 export interface ReviewOptions {
   /** `--cluster-id`: the local cluster for slices without the destination label. */
   readonly clusterId?: string | undefined;
+  /** Sees every address (the offline `--explain`); absent on the server's hot path. */
+  readonly observe?: TraceObserver | undefined;
 }
 
 const MUTATED_OPERATIONS = new Set(['CREATE', 'UPDATE']);
@@ -21,7 +23,7 @@ export function reviewEndpointSlice(request: AdmissionRequest, snapshot: Snapsho
   if (kind !== undefined && (kind.group !== 'discovery.k8s.io' || kind.version !== 'v1' || kind.kind !== ENDPOINT_SLICE_KIND)) {
     return Outcome.skipped('not-endpointslice', `${kind.group}/${kind.version} ${kind.kind} is not discovery.k8s.io/v1 EndpointSlice`);
   }
-  const rewrite = rewriteEndpointSlice(request.object, snapshot, options);
+  const rewrite = rewriteEndpointSlice(request.object, snapshot, options, options.observe);
   if (isSkip(rewrite)) return Outcome.skipped(rewrite.skip, rewrite.detail);
   return isUnchanged(rewrite) ? Outcome.unchanged(rewrite) : Outcome.patched(rewrite, patchFor(rewrite));
 }

@@ -1,0 +1,206 @@
+// Flags + environment → one frozen config per command. Every default lives here, and every bad value gets one
+// readable error (a UsageError: exit code 2). Flags win over SHORTCUT_WEBHOOK_* variables.
+import { parseArgs } from 'node:util';
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+export const ENV_PREFIX = 'SHORTCUT_WEBHOOK_';
+
+export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
+const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+export type OutputFormat = 'yaml' | 'json' | 'patch';
+const OUTPUT_FORMATS: readonly OutputFormat[] = ['yaml', 'json', 'patch'];
+
+interface FlagSpec {
+  readonly type: 'string' | 'boolean';
+  readonly multiple?: boolean;
+  readonly value?: string;
+  readonly help: string;
+}
+
+export type FlagTable = Readonly<Record<string, FlagSpec>>;
+
+export const SERVE_FLAGS = {
+  host: { type: 'string', value: 'ADDR', help: 'address to listen on for reviews (default: all interfaces)' },
+  port: { type: 'string', value: 'N', help: 'HTTPS port for admission reviews (default 9443)' },
+  'ops-port': { type: 'string', value: 'N', help: 'plain HTTP port for /healthz, /readyz, /metrics, /debug/pairs (default 8080)' },
+  'tls-cert': { type: 'string', value: 'FILE', help: 'serving certificate (PEM), reloaded when it changes' },
+  'tls-key': { type: 'string', value: 'FILE', help: 'serving key (PEM), reloaded when it changes' },
+  'cluster-id': { type: 'string', value: 'ID', help: 'local cluster ID for slices without offloading.liqo.io/destination' },
+  shortcuts: { type: 'string', multiple: true, value: 'PATH', help: 'watch ForeignClusterConnections in these files or folders instead of a cluster (repeatable)' },
+  kubeconfig: { type: 'string', value: 'FILE', help: 'kubeconfig of the local cluster (default: KUBECONFIG, then in-cluster)' },
+  'shortcuts-kubeconfig': { type: 'string', value: 'FILE', help: 'watch ForeignClusterConnections on this cluster instead (e.g. the hub)' },
+  'shortcuts-namespace': { type: 'string', value: 'NS', help: 'watch ForeignClusterConnections in this namespace only (default: all)' },
+  'no-controller': { type: 'boolean', help: 'do not reconcile stored slices when the shortcuts change' },
+  'resync-interval': { type: 'string', value: 'DUR', help: 'periodic reconcile of stored slices, e.g. 30s, 10m, 1h; 0 turns it off (default 10m)' },
+  'log-level': { type: 'string', value: 'L', help: `one of ${LOG_LEVELS.join(', ')} (default info)` },
+  help: { type: 'boolean', help: 'show this help' },
+} as const satisfies FlagTable;
+
+export const REWRITE_FLAGS = {
+  shortcuts: { type: 'string', multiple: true, value: 'PATH', help: 'ForeignClusterConnections: a file or folder of YAML/JSON (repeatable, required)' },
+  'cluster-id': { type: 'string', value: 'ID', help: 'local cluster ID for slices without offloading.liqo.io/destination' },
+  output: { type: 'string', value: 'FORMAT', help: 'yaml (default), json (one document per line) or patch (the JSON Patch)' },
+  explain: { type: 'boolean', help: 'print, per address, input, output, FCC and reason, and each FCC\'s state' },
+  help: { type: 'boolean', help: 'show this help' },
+} as const satisfies FlagTable;
+
+export function envName(flag: string): string {
+  return `${ENV_PREFIX}${flag.toUpperCase().replaceAll('-', '_')}`;
+}
+
+type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+/** parseArgs, then every flag not given is read from its environment variable. */
+function readFlags(flags: FlagTable, argv: readonly string[], env: NodeJS.ProcessEnv): { values: Values; positionals: string[] } {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], options: flags, strict: true, allowPositionals: true });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const values: Values = { ...parsed.values };
+  for (const [flag, spec] of Object.entries(flags)) {
+    if (values[flag] !== undefined || flag === 'help') continue;
+    const raw = env[envName(flag)];
+    if (raw === undefined || raw === '') continue;
+    if (spec.type === 'boolean') {
+      if (!/^(1|0|true|false|yes|no)$/i.test(raw)) throw new UsageError(`${envName(flag)}=${raw}: expected true or false`);
+      values[flag] = /^(1|true|yes)$/i.test(raw);
+    } else {
+      values[flag] = spec.multiple ? raw.split(',').map((part) => part.trim()).filter((part) => part !== '') : raw;
+    }
+  }
+  return { values, positionals: parsed.positionals };
+}
+
+function text(values: Values, flag: string): string | undefined {
+  const value = values[flag];
+  if (typeof value !== 'string') return undefined;
+  if (value.trim() === '') throw new UsageError(`--${flag} must not be empty`);
+  return value;
+}
+
+function list(values: Values, flag: string): string[] {
+  const value = values[flag];
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+}
+
+function port(values: Values, flag: string, fallback: number): number {
+  const raw = text(values, flag);
+  if (raw === undefined) return fallback;
+  if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) throw new UsageError(`--${flag} ${raw}: expected a port number from 0 to 65535`);
+  return Number(raw);
+}
+
+function oneOf<T extends string>(values: Values, flag: string, allowed: readonly T[], fallback: T): T {
+  const raw = text(values, flag);
+  if (raw === undefined) return fallback;
+  const found = allowed.find((candidate) => candidate === raw);
+  if (found === undefined) throw new UsageError(`--${flag} ${raw}: expected one of ${allowed.join(', ')}`);
+  return found;
+}
+
+const DURATION_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** Go-style durations (`90s`, `5m`, `1h30m`, `250ms`), as Kubernetes operators write them; `0` alone means off. */
+export function parseDuration(raw: string): number | undefined {
+  if (raw === '0') return 0;
+  const parts = [...raw.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== raw) return undefined;
+  return parts.reduce((total, [, amount, unit]) => total + Number(amount) * (DURATION_UNITS[unit ?? ''] ?? NaN), 0);
+}
+
+export interface ServeConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly opsPort: number;
+  readonly tlsCert: string;
+  readonly tlsKey: string;
+  readonly clusterId: string | undefined;
+  /** `files` when --shortcuts is given, else `cluster` (the local API, or --shortcuts-kubeconfig). */
+  readonly source: 'files' | 'cluster';
+  readonly shortcuts: readonly string[];
+  readonly kubeconfig: string | undefined;
+  readonly shortcutsKubeconfig: string | undefined;
+  readonly shortcutsNamespace: string | undefined;
+  readonly controller: boolean;
+  readonly resyncIntervalMs: number;
+  readonly logLevel: LogLevel;
+}
+
+export type Parsed<T> = { readonly help: true } | { readonly help: false; readonly config: T };
+
+export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Parsed<ServeConfig> {
+  const { values, positionals } = readFlags(SERVE_FLAGS, argv, env);
+  if (values.help === true) return { help: true };
+  if (positionals.length > 0) throw new UsageError(`serve takes no arguments, got ${positionals.join(' ')}`);
+  const tlsCert = text(values, 'tls-cert');
+  const tlsKey = text(values, 'tls-key');
+  if (tlsCert === undefined || tlsKey === undefined) {
+    throw new UsageError('serve needs --tls-cert and --tls-key (certs/make-certs.sh makes a pair for local use)');
+  }
+  const shortcuts = list(values, 'shortcuts');
+  const shortcutsKubeconfig = text(values, 'shortcuts-kubeconfig');
+  if (shortcuts.length > 0 && shortcutsKubeconfig !== undefined) {
+    throw new UsageError('--shortcuts and --shortcuts-kubeconfig are two sources of shortcuts: give one');
+  }
+  const resyncRaw = text(values, 'resync-interval');
+  const resyncIntervalMs = resyncRaw === undefined ? 600_000 : parseDuration(resyncRaw);
+  if (resyncIntervalMs === undefined || (resyncIntervalMs > 0 && resyncIntervalMs < 1000)) {
+    throw new UsageError(`--resync-interval ${resyncRaw}: expected a duration of at least 1s such as 30s, 10m or 1h, or 0 for off`);
+  }
+  const config: ServeConfig = {
+    host: text(values, 'host') ?? '0.0.0.0',
+    port: port(values, 'port', 9443),
+    opsPort: port(values, 'ops-port', 8080),
+    tlsCert,
+    tlsKey,
+    clusterId: text(values, 'cluster-id'),
+    source: shortcuts.length > 0 ? 'files' : 'cluster',
+    shortcuts,
+    kubeconfig: text(values, 'kubeconfig') ?? (env.KUBECONFIG || undefined),
+    shortcutsKubeconfig,
+    shortcutsNamespace: text(values, 'shortcuts-namespace'),
+    controller: values['no-controller'] !== true,
+    resyncIntervalMs,
+    logLevel: oneOf(values, 'log-level', LOG_LEVELS, 'info'),
+  };
+  return { help: false, config: Object.freeze(config) };
+}
+
+export interface RewriteConfig {
+  readonly shortcuts: readonly string[];
+  readonly clusterId: string | undefined;
+  readonly output: OutputFormat;
+  readonly explain: boolean;
+  /** A file, or `-` for standard input (the default). */
+  readonly input: string;
+}
+
+export function parseRewriteArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Parsed<RewriteConfig> {
+  const { values, positionals } = readFlags(REWRITE_FLAGS, argv, env);
+  if (values.help === true) return { help: true };
+  const shortcuts = list(values, 'shortcuts');
+  if (shortcuts.length === 0) throw new UsageError('rewrite needs at least one --shortcuts PATH');
+  if (positionals.length > 1) throw new UsageError(`rewrite takes one input (FILE or -), got ${positionals.length}`);
+  const config: RewriteConfig = {
+    shortcuts,
+    clusterId: text(values, 'cluster-id'),
+    output: oneOf(values, 'output', OUTPUT_FORMATS, 'yaml'),
+    explain: values.explain === true,
+    input: positionals[0] ?? '-',
+  };
+  return { help: false, config: Object.freeze(config) };
+}
+
+export function helpText(usage: string, flags: FlagTable): string {
+  const rows = Object.entries(flags).map(([flag, spec]) => {
+    const left = `--${flag}${spec.value ? ` ${spec.value}` : ''}`;
+    const env = flag === 'help' ? '' : ` [${envName(flag)}]`;
+    return `  ${left.padEnd(28)} ${spec.help}${env}`;
+  });
+  return `${usage}\n\nFlags (each also read from the environment variable shown; flags win):\n${rows.join('\n')}\n`;
+}

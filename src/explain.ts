@@ -1,0 +1,54 @@
+// `rewrite --explain`: plain-text tables a person reads next to `kubectl get`, one per slice, then FCC states.
+import type { PairState } from './core/pairs.ts';
+import type { Snapshot } from './core/snapshot.ts';
+import type { DocumentResult } from './offline.ts';
+
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const line = (cells: readonly string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
+  return [line(header), ...rows.map(line)];
+}
+
+/** Addresses left alone may hold spaces or nothing at all: quote them so the table shows what is really there. */
+function shown(text: string): string {
+  return /^[\x21-\x7e]+$/.test(text) ? text : JSON.stringify(text);
+}
+
+export function describeState(state: PairState): string {
+  if (state.usable) {
+    const { pair } = state;
+    return `${pair.hubPrefix.text} -> ${pair.shortcutPrefix.text} (peer ${pair.peer})`;
+  }
+  return state.detail;
+}
+
+export function stateTable(states: readonly PairState[]): string[] {
+  if (states.length === 0) return ['(no ForeignClusterConnections)'];
+  return table(['FCC', 'STATE', 'DETAIL'], states.map((state) => [state.fcc, state.usable ? 'usable' : state.reason, describeState(state)]));
+}
+
+export function explain(results: readonly DocumentResult[], snapshot: Snapshot, clusterId: string | undefined): string {
+  const lines: string[] = [];
+  const clusters: string[] = [];
+  for (const document of results) {
+    for (const slice of document.slices) {
+      if (lines.length > 0) lines.push('');
+      const { result } = slice;
+      if ('skip' in result) {
+        lines.push(`${document.name} ${slice.name}: left alone (${result.skip}: ${result.detail})`);
+        continue;
+      }
+      const cluster = result.slice.clusterId;
+      if (!clusters.includes(cluster)) clusters.push(cluster);
+      lines.push(`${document.name} ${slice.name}: cluster ${cluster}, ${result.slice.family}`);
+      if (slice.traces.length === 0) lines.push('(no addresses)');
+      else lines.push(...table(['INPUT', 'OUTPUT', 'FCC', 'REASON'],
+        slice.traces.map((t) => [shown(t.input), shown(t.output), t.pair?.fcc ?? '-', t.reason])));
+    }
+  }
+  if (clusters.length === 0) clusters.push(...(clusterId !== undefined ? [clusterId] : snapshot.clusterIds));
+  for (const cluster of clusters) {
+    lines.push('', `FCC states for cluster ${cluster}:`, ...stateTable(snapshot.statesFor(cluster)));
+  }
+  return `${lines.join('\n').replace(/^\n/, '')}\n`;
+}

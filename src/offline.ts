@@ -1,0 +1,92 @@
+// The offline harness behind `shortcut-webhook rewrite`: each document through the same code path as the server.
+import { admissionResponse } from './admission/responses.ts';
+import { patchFor, type PatchOperation } from './admission/patch.ts';
+import { reviewEndpointSlice } from './admission/review-endpoint-slice.ts';
+import { decodeReview } from './admission/review.ts';
+import type { Document } from './documents.ts';
+import { isSkip, sliceName } from './core/endpoint-slice.ts';
+import { field, isArray, isObject, stringField } from './core/json.ts';
+import { applyRewrite, rewriteEndpointSlice, type AddressTrace, type SliceRewrite } from './core/rewrite.ts';
+import type { Snapshot } from './core/snapshot.ts';
+
+export interface DocumentResult {
+  readonly name: string;
+  /** What `--output yaml|json` prints: the rewritten slice or list, or the review the server would answer. */
+  readonly output: unknown;
+  /** What `--output patch` prints: the operations that turn the input into `output` (for a review, its patch). */
+  readonly patch: readonly PatchOperation[];
+  /** Per slice in the document: what `--explain` prints. */
+  readonly slices: readonly SliceReport[];
+}
+
+/** Why a slice was left alone: a SliceSkip, or a reason only a review has (such as its operation). */
+export interface LeftAlone { readonly skip: string; readonly detail: string }
+
+export interface SliceReport {
+  readonly name: string;
+  readonly result: SliceRewrite | LeftAlone;
+  readonly traces: readonly AddressTrace[];
+}
+
+export type RewriteOutcome =
+  | { readonly ok: true; readonly results: readonly DocumentResult[] }
+  | { readonly ok: false; readonly message: string };
+
+export interface OfflineOptions {
+  readonly clusterId?: string | undefined;
+}
+
+function rewriteOne(object: unknown, snapshot: Snapshot, options: OfflineOptions, prefix: string):
+  { output: unknown; patch: PatchOperation[]; report: SliceReport } {
+  const traces: AddressTrace[] = [];
+  const result = rewriteEndpointSlice(object, snapshot, options, (trace) => traces.push(trace));
+  const report = { name: sliceName(object), result, traces };
+  if (isSkip(result)) return { output: object, patch: [], report };
+  const patch = patchFor(result).map((operation) => ({ ...operation, path: `${prefix}${operation.path}` }));
+  return { output: applyRewrite(result), patch, report };
+}
+
+function rewriteDocument(document: Document, snapshot: Snapshot, options: OfflineOptions): DocumentResult | string {
+  const { value, name } = document;
+  if (!isObject(value)) return `${name}: not an object (expected an EndpointSlice, a List or an AdmissionReview)`;
+  const kind = stringField(value, 'kind');
+  if (kind === 'AdmissionReview') {
+    const decoded = decodeReview(value);
+    if (!decoded.ok) return `${name}: invalid AdmissionReview: ${decoded.message}`;
+    const { request } = decoded;
+    const traces: AddressTrace[] = [];
+    const outcome = reviewEndpointSlice(request, snapshot, { ...options, observe: (trace) => traces.push(trace) });
+    const explained: SliceRewrite | LeftAlone = outcome.kind === 'patched' || outcome.kind === 'unchanged'
+      ? outcome.rewrite
+      : { skip: outcome.kind === 'skipped' ? outcome.reason : 'malformed', detail: outcome.kind === 'skipped' ? outcome.detail : String(outcome.error) };
+    return {
+      name,
+      output: admissionResponse(request, outcome),
+      patch: outcome.kind === 'patched' ? outcome.patch : [],
+      slices: [{ name: sliceName(request.object), result: explained, traces }],
+    };
+  }
+  const items = kind?.endsWith('List') ? field(value, 'items') : undefined;
+  if (isArray(items)) {
+    const rewritten = items.map((item, i) => rewriteOne(item, snapshot, options, `/items/${i}`));
+    return {
+      name,
+      output: { ...value, items: rewritten.map((r) => r.output) },
+      patch: rewritten.flatMap((r) => r.patch),
+      slices: rewritten.map((r) => r.report),
+    };
+  }
+  const { output, patch, report } = rewriteOne(value, snapshot, options, '');
+  return { name, output, patch, slices: [report] };
+}
+
+/** All or nothing: one invalid document fails the run (exit 1) before anything is printed. */
+export function rewriteDocuments(documents: readonly Document[], snapshot: Snapshot, options: OfflineOptions = {}): RewriteOutcome {
+  const results: DocumentResult[] = [];
+  for (const document of documents) {
+    const result = rewriteDocument(document, snapshot, options);
+    if (typeof result === 'string') return { ok: false, message: result };
+    results.push(result);
+  }
+  return { ok: true, results };
+}

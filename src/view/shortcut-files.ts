@@ -1,0 +1,64 @@
+// Reads `--shortcuts` paths: files with one or more YAML/JSON documents, or folders of such files.
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseDocuments, type Document } from '../documents.ts';
+import { fccsFromDocuments, type FccDocuments } from './fcc-documents.ts';
+
+const DOCUMENT_FILE = /\.(ya?ml|json)$/i;
+
+export interface ShortcutFiles extends FccDocuments {
+  /** Every file read, in order: what a watcher must look at. */
+  readonly files: readonly string[];
+  /** The text read, joined: unchanged text means an unchanged view, so rereads can be skipped cheaply. */
+  readonly fingerprint: string;
+}
+
+export type LoadedShortcutFiles = { readonly ok: true; readonly value: ShortcutFiles } | { readonly ok: false; readonly message: string };
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Folders are read in name order, skipping dot entries: a mounted ConfigMap or Secret keeps each file once as
+ * `name -> ..data/name` and its real copies under `..<timestamp>/`, which must not be read twice.
+ */
+async function filesUnder(path: string): Promise<string[]> {
+  const info = await stat(path);
+  if (!info.isDirectory()) return [path];
+  const entries = (await readdir(path)).filter((name) => !name.startsWith('.')).sort();
+  const files: string[] = [];
+  for (const name of entries) {
+    const child = join(path, name);
+    const childInfo = await stat(child).catch(() => undefined);
+    if (childInfo?.isDirectory()) files.push(...await filesUnder(child));
+    else if (childInfo?.isFile() && DOCUMENT_FILE.test(name)) files.push(child);
+  }
+  return files;
+}
+
+export async function loadShortcutFiles(paths: readonly string[]): Promise<LoadedShortcutFiles> {
+  const files: string[] = [];
+  for (const path of paths) {
+    try {
+      files.push(...await filesUnder(path));
+    } catch (error) {
+      return { ok: false, message: `cannot read shortcuts ${path}: ${describe(error)}` };
+    }
+  }
+  const documents: Document[] = [];
+  const texts: string[] = [];
+  for (const file of files) {
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      return { ok: false, message: `cannot read shortcuts ${file}: ${describe(error)}` };
+    }
+    const parsed = parseDocuments(text, file);
+    if (!parsed.ok) return { ok: false, message: `invalid shortcuts ${parsed.message}` };
+    documents.push(...parsed.documents);
+    texts.push(file, text);
+  }
+  return { ok: true, value: { ...fccsFromDocuments(documents), files, fingerprint: texts.join('\0') } };
+}

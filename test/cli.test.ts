@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { stringify } from 'yaml';
+import { fccObject, sliceObject } from './support/builders.ts';
+import { runCli } from './support/run-cli.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'shortcut-cli-'));
+const shortcuts = join(dir, 'fcc.yaml');
+writeFileSync(shortcuts, stringify(fccObject()));
+const sliceYaml = stringify(sliceObject());
+
+test('rewrite reads standard input when no file is given', async () => {
+  const run = await runCli(['rewrite', '--shortcuts', shortcuts], { stdin: sliceYaml });
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stdout, /- 10\.61\.0\.151/);
+});
+
+test('--output json prints one JSON document per line', async () => {
+  const run = await runCli(['rewrite', '--shortcuts', shortcuts, '--output', 'json'], { stdin: `${sliceYaml}---\n${sliceYaml}` });
+  const lines = run.stdout.trimEnd().split('\n');
+  assert.equal(lines.length, 2);
+  for (const line of lines) assert.equal(JSON.parse(line).endpoints[0].addresses[0], '10.61.0.151');
+});
+
+test('JSON input is read like YAML', async () => {
+  const run = await runCli(['rewrite', '--shortcuts', shortcuts, '--output', 'patch'], { stdin: JSON.stringify(sliceObject()) });
+  assert.equal(JSON.parse(run.stdout)[0].value, '10.61.0.151');
+});
+
+test('a folder of shortcut files is read, including List documents', async () => {
+  const folder = mkdtempSync(join(tmpdir(), 'shortcut-folder-'));
+  writeFileSync(join(folder, 'list.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [fccObject()] }));
+  writeFileSync(join(folder, 'notes.txt'), 'not yaml: [');
+  const run = await runCli(['rewrite', '--shortcuts', folder, '--output', 'patch'], { stdin: sliceYaml });
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(JSON.parse(run.stdout)[0].value, '10.61.0.151');
+});
+
+test('flags fall back to SHORTCUT_WEBHOOK_* variables, and flags win', async () => {
+  const env = { SHORTCUT_WEBHOOK_SHORTCUTS: shortcuts, SHORTCUT_WEBHOOK_OUTPUT: 'patch', SHORTCUT_WEBHOOK_CLUSTER_ID: 'cluster2' };
+  const unlabelled = stringify(sliceObject({ destination: null }));
+  const fromEnv = await runCli(['rewrite'], { stdin: unlabelled, env });
+  assert.equal(fromEnv.code, 0, fromEnv.stderr);
+  assert.equal(JSON.parse(fromEnv.stdout)[0].value, '10.61.0.151');
+  const flagWins = await runCli(['rewrite', '--cluster-id', 'cluster9'], { stdin: unlabelled, env });
+  assert.equal(flagWins.stdout.trim(), '[]');
+});
+
+const usage: readonly [string, readonly string[], RegExp][] = [
+  ['no command', [], /a command is required/],
+  ['an unknown command', ['frobnicate'], /unknown command/],
+  ['an unknown flag', ['rewrite', '--shortcuts', 'x', '--bogus'], /bogus/],
+  ['rewrite without --shortcuts', ['rewrite'], /--shortcuts/],
+  ['a bad --output', ['rewrite', '--shortcuts', 'x', '--output', 'xml'], /yaml, json, patch/],
+  ['two inputs', ['rewrite', '--shortcuts', 'x', 'a.yaml', 'b.yaml'], /one input/],
+  ['serve without TLS files', ['serve'], /--tls-cert/],
+  ['serve with a bad port', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--port', '70000'], /port/],
+  ['serve with a bad resync interval', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--resync-interval', 'soon'], /resync-interval/],
+  ['serve with a bad log level', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--log-level', 'loud'], /log-level/],
+  ['serve with two shortcut sources', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--shortcuts', 'a', '--shortcuts-kubeconfig', 'b'], /one/],
+];
+for (const [name, argv, message] of usage) {
+  test(`${name} is a usage error (exit 2)`, async () => {
+    const run = await runCli(argv);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, message);
+    assert.equal(run.stdout, '');
+  });
+}
+
+test('a bad boolean in the environment is a usage error', async () => {
+  const run = await runCli(['serve', '--tls-cert', 'c', '--tls-key', 'k'], { env: { SHORTCUT_WEBHOOK_NO_CONTROLLER: 'maybe' } });
+  assert.equal(run.code, 2);
+  assert.match(run.stderr, /SHORTCUT_WEBHOOK_NO_CONTROLLER/);
+});
+
+for (const argv of [['--help'], ['serve', '--help'], ['rewrite', '--help'], ['help']]) {
+  test(`${argv.join(' ')} prints help and exits 0`, async () => {
+    const run = await runCli(argv);
+    assert.equal(run.code, 0);
+    assert.match(run.stdout, /Usage: shortcut-webhook/);
+  });
+}
+
+test('serve --help lists every flag with its environment variable', async () => {
+  const run = await runCli(['serve', '--help']);
+  for (const flag of ['host', 'port', 'ops-port', 'tls-cert', 'tls-key', 'cluster-id', 'shortcuts', 'kubeconfig',
+    'shortcuts-kubeconfig', 'shortcuts-namespace', 'no-controller', 'resync-interval', 'log-level']) {
+    assert.match(run.stdout, new RegExp(`--${flag}\\b`));
+    assert.match(run.stdout, new RegExp(`SHORTCUT_WEBHOOK_${flag.toUpperCase().replaceAll('-', '_')}\\b`));
+  }
+});
+
+const invalid: readonly [string, string, RegExp][] = [
+  ['broken YAML names the document', `${sliceYaml}---\nkind: [`, /stdin#2/],
+  ['a scalar document names the document', `${sliceYaml}---\n42\n`, /stdin#2: not an object/],
+  ['a malformed AdmissionReview names the document', 'apiVersion: admission.k8s.io/v1\nkind: AdmissionReview\n', /stdin#1: invalid AdmissionReview/],
+];
+for (const [name, stdin, message] of invalid) {
+  test(`${name} (exit 1, nothing printed)`, async () => {
+    const run = await runCli(['rewrite', '--shortcuts', shortcuts], { stdin });
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, message);
+    assert.equal(run.stdout, '');
+  });
+}
+
+test('an unreadable input file is named (exit 1)', async () => {
+  const run = await runCli(['rewrite', '--shortcuts', shortcuts, join(dir, 'missing.yaml')]);
+  assert.equal(run.code, 1);
+  assert.match(run.stderr, /missing\.yaml/);
+});
+
+test('unreadable or broken shortcuts are named (exit 1)', async () => {
+  const missing = await runCli(['rewrite', '--shortcuts', join(dir, 'nope.yaml')], { stdin: sliceYaml });
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /nope\.yaml/);
+  const broken = join(dir, 'broken.yaml');
+  writeFileSync(broken, `${stringify(fccObject())}---\nspec: [\n`);
+  const run = await runCli(['rewrite', '--shortcuts', broken], { stdin: sliceYaml });
+  assert.equal(run.code, 1);
+  assert.match(run.stderr, /broken\.yaml#2/);
+});
+
+test('other kinds pass through unchanged', async () => {
+  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [] } };
+  const run = await runCli(['rewrite', '--shortcuts', shortcuts, '--output', 'json'], { stdin: JSON.stringify(pod) });
+  assert.equal(run.code, 0);
+  assert.deepEqual(JSON.parse(run.stdout), pod);
+});
+
+test('--explain prints every address with its FCC and reason, and every FCC state', async () => {
+  const run = await runCli(['rewrite', '--shortcuts', shortcuts, '--explain'], {
+    stdin: stringify(sliceObject({ addresses: [['10.63.0.151', '10.200.0.1', '10.63.0.151 ']] })),
+  });
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stdout, /10\.63\.0\.151\s+10\.61\.0\.151\s+liqo\/cluster2-cluster3\s+rewritten/);
+  assert.match(run.stdout, /10\.200\.0\.1\s+10\.200\.0\.1\s+-\s+no-pair/);
+  assert.match(run.stdout, /"10\.63\.0\.151 "\s+"10\.63\.0\.151 "\s+-\s+not-canonical/);
+  assert.match(run.stdout, /FCC states for cluster cluster2:\nFCC\s+STATE\s+DETAIL\nliqo\/cluster2-cluster3\s+usable/);
+});

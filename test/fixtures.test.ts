@@ -1,0 +1,51 @@
+// The offline harness: every test/fixtures/<case>/ runs through the command line's own code path.
+//   shortcuts.yaml  the ForeignClusterConnections (as `kubectl get fcc -A -o yaml` prints them)
+//   input.yaml      the slices, lists or reviews (as `kubectl get endpointslice -o yaml` prints them)
+//   expected.yaml   what `shortcut-webhook rewrite` must print
+//   args            optional extra flags, one per line (e.g. --cluster-id and its value)
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import jsonpatch from 'fast-json-patch';
+import { parseAllDocuments } from 'yaml';
+import { runCli } from './support/run-cli.ts';
+
+const root = new URL('./fixtures/', import.meta.url).pathname;
+
+function documents(text: string): unknown[] {
+  return parseAllDocuments(text).map((document) => document.toJS());
+}
+
+for (const name of readdirSync(root).sort()) {
+  const dir = join(root, name);
+  const args = existsSync(join(dir, 'args')) ? readFileSync(join(dir, 'args'), 'utf8').split('\n').filter(Boolean) : [];
+  const base = ['rewrite', '--shortcuts', join(dir, 'shortcuts.yaml'), ...args];
+  const input = readFileSync(join(dir, 'input.yaml'), 'utf8');
+
+  test(`fixture ${name}: prints expected.yaml`, async () => {
+    const run = await runCli([...base, join(dir, 'input.yaml')]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(documents(run.stdout), documents(readFileSync(join(dir, 'expected.yaml'), 'utf8')));
+  });
+
+  test(`fixture ${name}: the JSON output and the patch output agree with it`, async () => {
+    const expected = documents(readFileSync(join(dir, 'expected.yaml'), 'utf8'));
+    const json = await runCli([...base, '--output', 'json'], { stdin: input });
+    assert.equal(json.code, 0, json.stderr);
+    assert.deepEqual(json.stdout.trimEnd().split('\n').map((line) => JSON.parse(line)), expected);
+    const patch = await runCli([...base, '--output', 'patch', '-'], { stdin: input });
+    const patches = patch.stdout.trimEnd().split('\n').map((line) => JSON.parse(line));
+    documents(input).forEach((document, i) => {
+      const isReview = (document as { kind?: string }).kind === 'AdmissionReview';
+      if (isReview) return;
+      assert.deepEqual(jsonpatch.applyPatch(structuredClone(document), patches[i], true, false).newDocument, expected[i]);
+    });
+  });
+
+  test(`fixture ${name}: rewriting the expected output changes nothing`, async () => {
+    if (input.includes('kind: AdmissionReview')) return;
+    const again = await runCli(base, { stdin: readFileSync(join(dir, 'expected.yaml'), 'utf8') });
+    assert.deepEqual(documents(again.stdout), documents(readFileSync(join(dir, 'expected.yaml'), 'utf8')));
+  });
+}
