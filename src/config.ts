@@ -1,6 +1,7 @@
 // Flags + environment → one frozen config per command. Every default lives here, and every bad value gets one
 // readable error (a UsageError: exit code 2). Flags win over SHORTCUT_WEBHOOK_* variables.
 import { parseArgs } from 'node:util';
+import { parseDuration } from './duration.ts';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -101,16 +102,6 @@ function oneOf<T extends string>(values: Values, flag: string, allowed: readonly
   const found = allowed.find((candidate) => candidate === raw);
   if (found === undefined) throw new UsageError(`--${flag} ${raw}: expected one of ${allowed.join(', ')}`);
   return found;
-}
-
-const DURATION_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** Go-style durations (`90s`, `5m`, `1h30m`, `250ms`), as Kubernetes operators write them; `0` alone means off. */
-export function parseDuration(raw: string): number | undefined {
-  if (raw === '0') return 0;
-  const parts = [...raw.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
-  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== raw) return undefined;
-  return parts.reduce((total, [, amount, unit]) => total + Number(amount) * (DURATION_UNITS[unit ?? ''] ?? NaN), 0);
 }
 
 export interface ServeConfig {

@@ -1,6 +1,17 @@
 // Composition root: the only file that starts things. Command line → config → view → app → listen; signals.
-import { EXIT_OK, EXIT_USAGE, parseCommand, runRewrite, TOP_USAGE, type Io } from './cli.ts';
-import { serve } from './serve.ts';
+import { buildOpsApp, buildWebhookApp, type WebhookApp } from './app.ts';
+import { EXIT_INVALID_INPUT, EXIT_OK, EXIT_USAGE, parseCommand, runRewrite, TOP_USAGE, type Io } from './cli.ts';
+import type { ServeConfig } from './config.ts';
+import { pairChanges } from './core/pair-changes.ts';
+import type { PairState } from './core/pairs.ts';
+import type { Snapshot } from './core/snapshot.ts';
+import { describeState } from './explain.ts';
+import { createLogger, errorMessage, type Logger } from './log.ts';
+import { Metrics } from './metrics.ts';
+import { localClusters, localStates } from './server/debug-pairs.ts';
+import { CertificateWatcher } from './tls.ts';
+import { FileShortcutSource } from './view/file-source.ts';
+import { SnapshotStore } from './view/shortcut-view.ts';
 
 export async function main(argv: readonly string[], io: Io = process, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const command = parseCommand(argv, env);
@@ -16,4 +27,93 @@ export async function main(argv: readonly string[], io: Io = process, env: NodeJ
     case 'serve':
       return serve(command.config);
   }
+}
+
+/** Logs each FCC whose state changed for a local cluster, once per change. */
+function pairLogger(logger: Logger, clusterId: string | undefined): (snapshot: Snapshot) => void {
+  let previous = new Map<string, readonly PairState[]>();
+  return (snapshot) => {
+    const next = new Map<string, readonly PairState[]>();
+    for (const cluster of localClusters(snapshot, clusterId)) {
+      const states = clusterId === undefined ? snapshot.forCluster(cluster).states : snapshot.statesFor(cluster);
+      next.set(cluster, states);
+      for (const change of pairChanges(previous.get(cluster) ?? [], states)) {
+        const { after } = change;
+        const context = { cluster, fcc: change.fcc, before: change.before ?? null, version: snapshot.version };
+        if (after === undefined) logger.info(context, 'shortcut gone');
+        else if (after.usable) logger.info({ ...context, pair: describeState(after) }, 'shortcut usable');
+        else logger.warn({ ...context, reason: after.reason, detail: after.detail }, 'shortcut unusable');
+      }
+    }
+    previous = next;
+  };
+}
+
+function signalled(): Promise<string> {
+  return new Promise((resolve) => {
+    const stop = (signal: string) => resolve(signal);
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  });
+}
+
+async function serve(config: ServeConfig): Promise<number> {
+  const logger = createLogger(config.logLevel);
+  const metrics = new Metrics();
+  const store = new SnapshotStore();
+  metrics.trackView(store);
+  store.subscribe((snapshot) => metrics.setPairStates(localStates(snapshot, config.clusterId)));
+  store.subscribe(pairLogger(logger, config.clusterId));
+
+  let webhook: WebhookApp | undefined;
+  const certificates = new CertificateWatcher({
+    files: { cert: config.tlsCert, key: config.tlsKey },
+    logger,
+    onReload: (material) => webhook?.server.setSecureContext({ cert: material.cert, key: material.key, minVersion: 'TLSv1.2' }),
+  });
+  let tls;
+  try {
+    tls = await certificates.start();
+  } catch (error) {
+    logger.fatal({ err: errorMessage(error) }, 'cannot load the serving certificate');
+    return EXIT_INVALID_INPUT;
+  }
+
+  if (config.source !== 'files') {
+    logger.fatal('cluster mode is not available yet: give --shortcuts');
+    return EXIT_INVALID_INPUT;
+  }
+  const source = new FileShortcutSource({ paths: config.shortcuts, store, logger });
+  logger.info('controller off: file mode has no local cluster API to reconcile slices with');
+
+  let stopping = false;
+  const readiness = (): string[] => [
+    ...(store.isSynced() ? [] : ['shortcut view not synced yet']),
+    ...(certificates.current() === undefined ? ['serving certificate not loaded'] : []),
+    ...(stopping ? ['shutting down'] : []),
+  ];
+  webhook = buildWebhookApp({ view: store, metrics, logger, clusterId: config.clusterId, tls });
+  const ops = buildOpsApp({ view: store, metrics, logger, readiness, clusterId: config.clusterId });
+  const stopSignal = signalled();
+  try {
+    await ops.listen({ host: config.host, port: config.opsPort });
+    await webhook.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    logger.fatal({ err: errorMessage(error) }, 'cannot listen');
+    await Promise.allSettled([webhook.close(), ops.close()]);
+    certificates.stop();
+    return EXIT_INVALID_INPUT;
+  }
+  await source.start();
+  logger.info({ webhook: webhook.addresses(), ops: ops.addresses(), source: config.source, clusterId: config.clusterId ?? null }, 'serving');
+
+  const signal = await stopSignal;
+  stopping = true;
+  logger.info({ signal }, 'shutting down: finishing in-flight reviews');
+  await webhook.close();
+  source.stop();
+  certificates.stop();
+  await ops.close();
+  logger.info('stopped');
+  return EXIT_OK;
 }

@@ -1,0 +1,73 @@
+// The two fastify instances, built without listening: the HTTPS webhook and the plain-HTTP ops server.
+import type { Server } from 'node:http';
+import type { Http2SecureServer } from 'node:http2';
+import fastify, { LogController, type FastifyBaseLogger, type FastifyError } from 'fastify';
+import type { Logger } from './log.ts';
+import { admissionRoute, type AdmissionRouteOptions, type AnyFastify } from './server/admission-route.ts';
+import { opsRoutes, type OpsRouteOptions } from './server/ops-routes.ts';
+import type { TlsMaterial } from './tls.ts';
+
+/**
+ * The API server caps a request at 3 MiB, so a review carries at most object + oldObject (6 MiB) plus its
+ * envelope: 7 MiB, as controller-runtime derives it. Anything larger is not a review from an API server.
+ */
+export const MAX_BODY_BYTES = 7 * 1024 * 1024;
+
+export type WebhookApp = AnyFastify<Http2SecureServer>;
+
+export interface WebhookAppOptions extends AdmissionRouteOptions {
+  readonly tls: TlsMaterial;
+}
+
+function statusOf(error: FastifyError): number {
+  const status = error.statusCode ?? 500;
+  return status >= 400 && status < 600 ? status : 500;
+}
+
+export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
+  const logger: FastifyBaseLogger = options.logger;
+  const app = fastify({
+    http2: true,
+    // The API server negotiates h2 through ALPN; curl and older clients still speak HTTP/1.1.
+    https: { allowHTTP1: true, cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2' },
+    loggerInstance: logger,
+    // Reviews are logged once, with their outcome, by the route; fastify's per-request lines would double them.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: MAX_BODY_BYTES,
+    requestTimeout: 30_000,
+    return503OnClosing: true,
+  });
+  // JSON.parse alone: reviews are never merged into prototypes (fields are read with Object.hasOwn), so the
+  // default parser's prototype-poisoning scan would only turn legitimate `__proto__` keys into refusals.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+    try {
+      done(null, JSON.parse(body.toString('utf8')));
+    } catch (error) {
+      done(Object.assign(new Error(`body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`), { statusCode: 400 }), undefined);
+    }
+  });
+  app.setErrorHandler((error: FastifyError, _request, reply) => {
+    const status = statusOf(error);
+    if (status >= 500) options.logger.error({ err: error.message }, 'webhook request failed');
+    else options.metrics.observeRefused(reply.elapsedTime / 1000);
+    const message = status === 413 ? `body exceeds ${MAX_BODY_BYTES} bytes (7 MiB)`
+      : status === 415 ? `Content-Type must be application/json, got ${JSON.stringify(_request.headers['content-type'] ?? null)}`
+        : error.message;
+    return reply.code(status).send({ message });
+  });
+  app.setNotFoundHandler((request, reply) => reply.code(404).send({ message: `no route ${request.method} ${request.url}` }));
+  admissionRoute(app, options);
+  return app;
+}
+
+export interface OpsAppOptions extends OpsRouteOptions {
+  readonly logger: Logger;
+}
+
+export function buildOpsApp(options: OpsAppOptions): AnyFastify<Server> {
+  const logger: FastifyBaseLogger = options.logger;
+  const app = fastify({ loggerInstance: logger, logController: new LogController({ disableRequestLogging: true }) });
+  opsRoutes(app, options);
+  return app;
+}

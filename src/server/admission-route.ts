@@ -1,0 +1,91 @@
+// POST /mutate/endpointslices: the only place that turns reviews into HTTP. Error policy:
+//
+//   situation                                  answer
+//   ----------------------------------------   -------------------------------------------------------------
+//   review decoded, slice rewritten            200, allowed, JSONPatch (base64)
+//   review decoded, nothing to change/skipped  200, allowed, no patch
+//   review decoded, the webhook itself failed  200, allowed, no patch; logged and counted as result=error
+//   review decoded, ?timeout= budget spent     200, allowed, no patch (an answer in time beats a late patch)
+//   body not JSON / not an AdmissionReview     400 with a message (the API server then applies failurePolicy)
+//   Content-Type not application/json          415
+//   body over 7 MiB                            413
+//
+// Never a deny: a path optimisation must not block writes.
+import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerBase } from 'fastify';
+import { admissionResponse, Outcome, type ReviewOutcome } from '../admission/responses.ts';
+import { reviewEndpointSlice } from '../admission/review-endpoint-slice.ts';
+import { decodeReview, type AdmissionRequest } from '../admission/review.ts';
+import { sliceName } from '../core/endpoint-slice.ts';
+import { parseDuration } from '../duration.ts';
+import { errorMessage, type Logger } from '../log.ts';
+import type { Metrics } from '../metrics.ts';
+import type { ShortcutView } from '../view/shortcut-view.ts';
+
+export const ADMISSION_PATH = '/mutate/endpointslices';
+
+export interface AdmissionRouteOptions {
+  readonly view: ShortcutView;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  readonly clusterId: string | undefined;
+}
+
+/** What is left of the API server's `?timeout=` once this share is kept back for the answer to travel. */
+const DEADLINE_SHARE = 0.8;
+
+function budgetMs(query: unknown): number | undefined {
+  if (typeof query !== 'object' || query === null || !('timeout' in query) || typeof query.timeout !== 'string') return undefined;
+  const timeout = parseDuration(query.timeout);
+  return timeout === undefined || timeout === 0 ? undefined : timeout * DEADLINE_SHARE;
+}
+
+function review(request: AdmissionRequest, options: AdmissionRouteOptions): ReviewOutcome {
+  try {
+    return reviewEndpointSlice(request, options.view.current(), { clusterId: options.clusterId });
+  } catch (error) {
+    return Outcome.errored(error);
+  }
+}
+
+function logOutcome(logger: Logger, request: AdmissionRequest, outcome: ReviewOutcome, elapsedMs: number): void {
+  const context = { uid: request.uid, operation: request.operation, slice: sliceName(request.object), dryRun: request.dryRun, ms: Number(elapsedMs.toFixed(3)) };
+  switch (outcome.kind) {
+    case 'patched':
+      logger.info({ ...context, cluster: outcome.rewrite.slice.clusterId,
+        changes: outcome.rewrite.edits.map((edit) => `${edit.from}->${edit.to}`), annotations: outcome.rewrite.annotations.map((a) => a.key) },
+      'slice patched');
+      return;
+    case 'unchanged':
+      logger.debug(context, 'slice unchanged');
+      return;
+    case 'skipped':
+      logger.debug({ ...context, reason: outcome.reason, detail: outcome.detail }, 'slice left alone');
+      return;
+    case 'error':
+      logger.error({ ...context, err: errorMessage(outcome.error) }, 'review failed, allowed without a patch');
+  }
+}
+
+/** Any fastify instance: the webhook runs on HTTP/2 with HTTP/1.1 fallback, tests may use either. */
+export type AnyFastify<S extends RawServerBase = RawServerBase> =
+  FastifyInstance<S, RawRequestDefaultExpression<S>, RawReplyDefaultExpression<S>, FastifyBaseLogger>;
+
+export function admissionRoute<S extends RawServerBase>(app: AnyFastify<S>, options: AdmissionRouteOptions): void {
+  app.post(ADMISSION_PATH, async (request, reply) => {
+    const decoded = decodeReview(request.body);
+    if (!decoded.ok) {
+      options.metrics.observeRefused(reply.elapsedTime / 1000);
+      options.logger.warn({ err: decoded.message }, 'malformed admission review');
+      return reply.code(400).send({ message: `malformed AdmissionReview: ${decoded.message}` });
+    }
+    const admission = decoded.request;
+    const budget = budgetMs(request.query);
+    const outcome = budget !== undefined && reply.elapsedTime > budget
+      ? Outcome.skipped('deadline', `the request took ${reply.elapsedTime.toFixed(0)} ms of its ${budget / DEADLINE_SHARE} ms timeout before review`)
+      : review(admission, options);
+    const elapsed = reply.elapsedTime;
+    options.metrics.observeReview(admission.operation, outcome, elapsed / 1000);
+    logOutcome(options.logger, admission, outcome, elapsed);
+    return reply.code(200).send(admissionResponse(admission, outcome));
+  });
+}

@@ -1,0 +1,71 @@
+// The read side of the shortcut view, shared by every source: the current snapshot, swapped whole by reference.
+import type { ForeignClusterConnection } from '../core/fcc.ts';
+import type { TunnelStates } from '../core/pairs.ts';
+import { buildSnapshot, type Snapshot } from '../core/snapshot.ts';
+
+/** What requests and the controller read. Sources (files, the API) write through a SnapshotStore. */
+export interface ShortcutView {
+  /** The snapshot a request uses from start to end; an empty one until the first sync. */
+  current(): Snapshot;
+  /** True after the first successful read of the source, even an empty one. */
+  isSynced(): boolean;
+  /** When the view last matched its source (epoch ms), undefined before the first sync. */
+  lastSync(): number | undefined;
+  /** Called after every new snapshot; returns the unsubscribe function. */
+  subscribe(listener: (snapshot: Snapshot) => void): () => void;
+}
+
+export type Clock = () => number;
+
+export class SnapshotStore implements ShortcutView {
+  private snapshot: Snapshot = buildSnapshot({ version: 0, fccs: [] });
+  private synced = false;
+  private syncedAt: number | undefined;
+  private readonly listeners = new Set<(snapshot: Snapshot) => void>();
+  private fccs: readonly ForeignClusterConnection[] = [];
+  private tunnels: TunnelStates = new Map();
+
+  constructor(private readonly clock: Clock = Date.now) {}
+
+  current(): Snapshot {
+    return this.snapshot;
+  }
+
+  isSynced(): boolean {
+    return this.synced;
+  }
+
+  lastSync(): number | undefined {
+    return this.syncedAt;
+  }
+
+  subscribe(listener: (snapshot: Snapshot) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** A new full list of FCCs from the source. */
+  publishFccs(fccs: readonly ForeignClusterConnection[]): Snapshot {
+    this.fccs = fccs;
+    return this.rebuild();
+  }
+
+  /** New tunnel states (Liqo Connections by peer); the FCCs stay. */
+  publishTunnels(tunnels: TunnelStates): Snapshot {
+    this.tunnels = tunnels;
+    return this.rebuild();
+  }
+
+  /** The source was read and matched the view: nothing to rebuild, but the view is fresh. */
+  confirm(): void {
+    this.synced = true;
+    this.syncedAt = this.clock();
+  }
+
+  private rebuild(): Snapshot {
+    this.snapshot = buildSnapshot({ version: this.snapshot.version + 1, fccs: this.fccs, tunnels: this.tunnels });
+    this.confirm();
+    for (const listener of this.listeners) listener(this.snapshot);
+    return this.snapshot;
+  }
+}

@@ -1,0 +1,135 @@
+// The webhook over real HTTPS (HTTP/1.1 and HTTP/2), with certificates made at test time by certs/make-certs.sh.
+import assert from 'node:assert/strict';
+import { connect as tlsConnect } from 'node:tls';
+import { after, before, test } from 'node:test';
+import { Agent } from 'node:https';
+import { fcc, reviewObject, sliceObject } from '../support/builders.ts';
+import { connect2, post1, post2 } from '../support/https-client.ts';
+import { startHarness, type Harness } from '../support/webhook-harness.ts';
+
+let harness: Harness;
+before(async () => { harness = await startHarness({ fccs: [fcc()] }); });
+after(async () => { await harness.close(); });
+
+const WORKED_PATCH = [
+  { op: 'replace', path: '/endpoints/0/addresses/0', value: '10.61.0.151' },
+  { op: 'add', path: '/metadata/annotations', value: {
+    'liqo.io/shortcut-addresses': '10.61.0.151',
+    'liqo.io/shortcut-original-addresses': '{"10.61.0.151":"10.63.0.151"}',
+  } },
+];
+
+function decodePatch(body: string): unknown {
+  const review = JSON.parse(body);
+  assert.equal(review.response.allowed, true);
+  assert.equal(review.response.patchType, 'JSONPatch');
+  return JSON.parse(Buffer.from(review.response.patch, 'base64').toString());
+}
+
+test('answers a review over HTTP/1.1 with the worked example patch and the same uid', async () => {
+  const answer = await post1(`${harness.url}/?x`, harness.certs.ca, JSON.stringify(reviewObject(sliceObject(), { uid: 'uid-1' })));
+  assert.equal(answer.status, 200);
+  assert.equal(answer.httpVersion, '1.1');
+  assert.equal(JSON.parse(answer.body).response.uid, 'uid-1');
+  assert.equal(JSON.parse(answer.body).apiVersion, 'admission.k8s.io/v1');
+  assert.deepEqual(decodePatch(answer.body), WORKED_PATCH);
+});
+
+test('answers over HTTP/2 negotiated by ALPN, many reviews on one session', async () => {
+  const session = await connect2(harness.url, harness.certs.ca);
+  try {
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) =>
+      post2(session, JSON.stringify(reviewObject(sliceObject(), { uid: `h2-${i}` })))));
+    answers.forEach((answer, i) => {
+      assert.equal(answer.status, 200);
+      assert.equal(JSON.parse(answer.body).response.uid, `h2-${i}`);
+      assert.deepEqual(decodePatch(answer.body), WORKED_PATCH);
+    });
+    assert.equal(session.alpnProtocol, 'h2');
+  } finally {
+    session.close();
+  }
+});
+
+test('an unchanged slice is allowed without a patch', async () => {
+  const answer = await post1(harness.url, harness.certs.ca, JSON.stringify(reviewObject(sliceObject({ addresses: [['10.200.0.1']] }), { uid: 'u' })));
+  assert.deepEqual(JSON.parse(answer.body), { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'u', allowed: true } });
+});
+
+test('a v1beta1 review is answered in v1beta1', async () => {
+  const answer = await post1(harness.url, harness.certs.ca, JSON.stringify(reviewObject(sliceObject(), { apiVersion: 'admission.k8s.io/v1beta1' })));
+  assert.equal(JSON.parse(answer.body).apiVersion, 'admission.k8s.io/v1beta1');
+  assert.deepEqual(decodePatch(answer.body), WORKED_PATCH);
+});
+
+test('a DELETE review is allowed unchanged', async () => {
+  const answer = await post1(harness.url, harness.certs.ca, JSON.stringify(reviewObject(sliceObject(), { operation: 'DELETE' })));
+  assert.equal(JSON.parse(answer.body).response.patch, undefined);
+  assert.equal(JSON.parse(answer.body).response.allowed, true);
+});
+
+const refusals: readonly [string, string | Buffer, string | undefined, number, RegExp][] = [
+  ['truncated JSON', '{"apiVersion":"admission.k8s.io/v1","kind":"Adm', 'application/json', 400, /not valid JSON/],
+  ['an empty body', '', 'application/json', 400, /JSON|empty/i],
+  ['JSON that is not a review', '{"hello":"world"}', 'application/json', 400, /malformed AdmissionReview: apiVersion/],
+  ['a review without a uid', JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { operation: 'CREATE' } }), 'application/json', 400, /uid/],
+  ['a JSON array', '[]', 'application/json', 400, /not a JSON object/],
+  ['a text/plain body', 'hello', 'text/plain', 415, /Content-Type must be application\/json/],
+  ['a YAML body', 'apiVersion: v1', 'application/yaml', 415, /Content-Type/],
+  ['an oversized body', Buffer.alloc(7 * 1024 * 1024 + 10, 0x20), 'application/json', 413, /7 MiB/],
+];
+for (const [name, body, contentType, status, message] of refusals) {
+  test(`${name} gets ${status} with a clear message`, async () => {
+    const answer = await post1(harness.url, harness.certs.ca, body, { contentType });
+    assert.equal(answer.status, status);
+    assert.match(JSON.parse(answer.body).message, message);
+  });
+}
+
+test('a JSON body with a charset parameter is accepted', async () => {
+  const answer = await post1(harness.url, harness.certs.ca, JSON.stringify(reviewObject(sliceObject())), { contentType: 'application/json; charset=utf-8' });
+  assert.equal(answer.status, 200);
+});
+
+test('a body of exactly 7 MiB minus a little is read, not refused', async () => {
+  const review = JSON.stringify(reviewObject(sliceObject()));
+  const padded = review.slice(0, -1) + ' '.repeat(7 * 1024 * 1024 - review.length - 100) + '}';
+  const answer = await post1(harness.url, harness.certs.ca, padded);
+  assert.equal(answer.status, 200);
+  assert.deepEqual(decodePatch(answer.body), WORKED_PATCH);
+});
+
+test('an unknown path is 404', async () => {
+  const answer = await post1(harness.url, harness.certs.ca, '{}', { path: '/validate' });
+  assert.equal(answer.status, 404);
+});
+
+test('refuses TLS below 1.2', async () => {
+  const { port } = new URL(harness.url);
+  await assert.rejects(new Promise((resolve, reject) => {
+    const socket = tlsConnect({ port: Number(port), host: '127.0.0.1', ca: harness.certs.ca, servername: 'localhost', maxVersion: 'TLSv1.1', minVersion: 'TLSv1' }, () => resolve(socket));
+    socket.on('error', reject);
+  }));
+});
+
+test('prototype keys in the body are plain data, never a crash or a refusal', async () => {
+  const slice = sliceObject({ annotations: { keep: 'x' } });
+  const body = JSON.stringify(reviewObject(slice)).replace('"keep":"x"', '"keep":"x","__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}');
+  const answer = await post1(harness.url, harness.certs.ca, body);
+  assert.equal(answer.status, 200);
+  assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  const patch = decodePatch(answer.body) as { path: string }[];
+  assert.deepEqual(patch.map((op) => op.path), ['/endpoints/0/addresses/0', '/metadata/annotations/liqo.io~1shortcut-addresses', '/metadata/annotations/liqo.io~1shortcut-original-addresses']);
+});
+
+test('counts reviews by operation and result in the metrics', async () => {
+  const agent = new Agent({ keepAlive: true });
+  await post1(harness.url, harness.certs.ca, JSON.stringify(reviewObject(sliceObject(), { operation: 'UPDATE' })), { agent });
+  await post1(harness.url, harness.certs.ca, JSON.stringify(reviewObject(sliceObject({ managedBy: 'other' }), { operation: 'UPDATE' })), { agent });
+  agent.destroy();
+  const text = await harness.metrics.registry.metrics();
+  assert.match(text, /shortcut_webhook_admission_requests_total\{operation="UPDATE",result="patched"\} [1-9]/);
+  assert.match(text, /shortcut_webhook_admission_requests_total\{operation="UPDATE",result="skipped"\} [1-9]/);
+  assert.match(text, /shortcut_webhook_addresses_rewritten_total [1-9]/);
+  assert.match(text, /shortcut_webhook_admission_duration_seconds_bucket\{le="0.0001"\}/);
+});

@@ -1,0 +1,23 @@
+// Real certificates for real HTTPS tests, made by the project's own certs/make-certs.sh (openssl).
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface TestCerts {
+  readonly dir: string;
+  readonly caFile: string;
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly ca: Buffer;
+  readonly cert: Buffer;
+  readonly key: Buffer;
+}
+
+const script = new URL('../../certs/make-certs.sh', import.meta.url).pathname;
+
+export function makeCerts(dir = mkdtempSync(join(tmpdir(), 'shortcut-certs-')), namespace = 'shortcut-webhook'): TestCerts {
+  execFileSync('bash', [script, '--out', dir, '--namespace', namespace, '--force'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const files = { caFile: join(dir, 'ca.crt'), certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key') };
+  return { dir, ...files, ca: readFileSync(files.caFile), cert: readFileSync(files.certFile), key: readFileSync(files.keyFile) };
+}
