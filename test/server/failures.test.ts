@@ -1,0 +1,81 @@
+// The webhook fails open: internal errors and spent deadlines are answered allowed, without a patch.
+import assert from 'node:assert/strict';
+import { request } from 'node:https';
+import { test } from 'node:test';
+import { Writable } from 'node:stream';
+import { buildWebhookApp } from '../../src/app.ts';
+import { createLogger } from '../../src/log.ts';
+import { Metrics } from '../../src/metrics.ts';
+import { loadTlsMaterial } from '../../src/tls.ts';
+import { SnapshotStore, type ShortcutView } from '../../src/view/shortcut-view.ts';
+import { fcc, reviewObject, sliceObject } from '../support/builders.ts';
+import { makeCerts } from '../support/certs.ts';
+import { post1 } from '../support/https-client.ts';
+
+const certs = makeCerts();
+
+async function start(view: ShortcutView) {
+  const logs: string[] = [];
+  const logger = createLogger('info', new Writable({ write(chunk, _e, done) { logs.push(String(chunk)); done(); } }));
+  const metrics = new Metrics();
+  const app = buildWebhookApp({ view, metrics, logger, clusterId: undefined, tls: await loadTlsMaterial({ cert: certs.certFile, key: certs.keyFile }) });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.addresses()[0];
+  const port = typeof address === 'object' ? address.port : 0;
+  return { app, metrics, logs, url: `https://localhost:${port}` };
+}
+
+test('an internal error is logged, counted and answered allowed without a patch', async () => {
+  const healthy = new SnapshotStore();
+  const broken: ShortcutView = { ...healthy, isSynced: () => true, lastSync: () => 0, subscribe: () => () => {},
+    current: () => { throw new Error('view exploded'); } };
+  const { app, metrics, logs, url } = await start(broken);
+  try {
+    const answer = await post1(url, certs.ca, JSON.stringify(reviewObject(sliceObject(), { uid: 'boom' })));
+    assert.equal(answer.status, 200);
+    assert.deepEqual(JSON.parse(answer.body).response, { uid: 'boom', allowed: true });
+    assert.match(await metrics.registry.metrics(), /admission_requests_total\{operation="CREATE",result="error"\} 1/);
+    assert.ok(logs.some((line) => line.includes('view exploded') && line.includes('"uid":"boom"')));
+  } finally {
+    await app.close();
+  }
+});
+
+test('a review whose ?timeout= budget is spent before it is read is answered unpatched', async () => {
+  const store = new SnapshotStore();
+  store.publishFccs([fcc()]);
+  const { app, metrics, url } = await start(store);
+  try {
+    const body = Buffer.from(JSON.stringify(reviewObject(sliceObject(), { uid: 'late' })));
+    const answer = await new Promise<string>((resolve, reject) => {
+      const req = request(new URL('/mutate/endpointslices?timeout=50ms', url), {
+        method: 'POST', ca: certs.ca, servername: 'localhost',
+        headers: { 'content-type': 'application/json', 'content-length': body.length },
+      }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve(Buffer.concat(chunks).toString()));
+      });
+      req.on('error', reject);
+      // Half the body now and the rest only after the API server's whole timeout has passed: a slow client.
+      req.write(body.subarray(0, 100));
+      setTimeout(() => req.end(body.subarray(100)), 120);
+    });
+    assert.deepEqual(JSON.parse(answer).response, { uid: 'late', allowed: true });
+    assert.match(await metrics.registry.metrics(), /admission_requests_total\{operation="CREATE",result="skipped"\} 1/);
+  } finally {
+    await app.close();
+  }
+});
+
+test('a generous ?timeout= does not stop the patch', async () => {
+  const store = new SnapshotStore();
+  store.publishFccs([fcc()]);
+  const { app, url } = await start(store);
+  try {
+    const answer = await post1(url, certs.ca, JSON.stringify(reviewObject(sliceObject())), { path: '/mutate/endpointslices?timeout=10s' });
+    assert.equal(JSON.parse(answer.body).response.patchType, 'JSONPatch');
+  } finally {
+    await app.close();
+  }
+});

@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { fcc } from '../support/builders.ts';
+import { startHarness } from '../support/webhook-harness.ts';
+
+async function get(url: string): Promise<{ status: number; body: string; type: string | null }> {
+  const response = await fetch(url);
+  return { status: response.status, body: await response.text(), type: response.headers.get('content-type') };
+}
+
+test('readiness waits for the first sync of the view, liveness does not', async () => {
+  const harness = await startHarness({ synced: false });
+  try {
+    assert.equal((await get(`${harness.opsUrl}/healthz`)).status, 200);
+    const notReady = await get(`${harness.opsUrl}/readyz`);
+    assert.equal(notReady.status, 503);
+    assert.match(notReady.body, /not synced/);
+    harness.store.publishFccs([]);
+    assert.equal((await get(`${harness.opsUrl}/readyz`)).status, 200);
+  } finally {
+    await harness.close();
+  }
+});
+
+test('/metrics speaks the Prometheus text format with every metric of the contract', async () => {
+  const harness = await startHarness({ fccs: [fcc()] });
+  try {
+    const metrics = await get(`${harness.opsUrl}/metrics`);
+    assert.equal(metrics.status, 200);
+    assert.match(metrics.type ?? '', /text\/plain/);
+    for (const name of ['admission_requests_total', 'admission_duration_seconds', 'addresses_rewritten_total',
+      'addresses_restored_total', 'pairs', 'view_last_sync_timestamp_seconds', 'view_watch_restarts_total', 'slices_reconciled_total']) {
+      assert.match(metrics.body, new RegExp(`^# TYPE shortcut_webhook_${name} `, 'm'));
+    }
+    const lastSync = /^shortcut_webhook_view_last_sync_timestamp_seconds (\S+)$/m.exec(metrics.body);
+    assert.ok(lastSync && Math.abs(Number(lastSync[1]) - Date.now() / 1000) < 60);
+  } finally {
+    await harness.close();
+  }
+});
+
+test('/debug/pairs shows usable pairs and unusable FCCs with reasons', async () => {
+  const harness = await startHarness({ fccs: [fcc(), fcc({ b: 'cluster4', connected: false }), fcc({ a: 'cluster5', b: 'cluster6' })], clusterId: 'cluster2' });
+  try {
+    const body = JSON.parse((await get(`${harness.opsUrl}/debug/pairs`)).body);
+    assert.equal(body.synced, true);
+    assert.equal(body.fccs, 3);
+    assert.deepEqual(body.clusters, [{
+      clusterId: 'cluster2',
+      pairs: [{ fcc: 'liqo/cluster2-cluster3', peer: 'cluster3', hubPrefix: '10.63.0.0/16', shortcutPrefix: '10.61.0.0/16' }],
+      unusable: [
+        { fcc: 'liqo/cluster2-cluster4', peer: 'cluster4', reason: 'not-connected', detail: 'status.isConnected is not true (phase Connecting)' },
+        { fcc: 'liqo/cluster5-cluster6', peer: null, reason: 'not-this-cluster', detail: 'connects cluster5 and cluster6, not cluster2 and another cluster' },
+      ],
+    }]);
+  } finally {
+    await harness.close();
+  }
+});
+
+test('without --cluster-id, /debug/pairs shows every cluster the FCCs name', async () => {
+  const harness = await startHarness({ fccs: [fcc()] });
+  try {
+    const body = JSON.parse((await get(`${harness.opsUrl}/debug/pairs`)).body);
+    assert.deepEqual(body.clusters.map((c: { clusterId: string }) => c.clusterId), ['cluster2', 'cluster3']);
+  } finally {
+    await harness.close();
+  }
+});

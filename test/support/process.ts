@@ -1,0 +1,40 @@
+// The real executable as a child process: what the kubelet runs, signals included.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { waitFor } from './wait-for.ts';
+
+const bin = new URL('../../bin/shortcut-webhook.js', import.meta.url).pathname;
+
+export interface RunningServer {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly lines: string[];
+  readonly webhookPort: number;
+  readonly opsPort: number;
+  readonly exited: Promise<number | null>;
+}
+
+interface Serving { webhook?: { port: number }[]; ops?: { port: number }[]; msg?: string }
+
+export async function startServer(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<RunningServer> {
+  const child = spawn(process.execPath, [bin, 'serve', '--host', '127.0.0.1', '--port', '0', '--ops-port', '0', ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+  });
+  const lines: string[] = [];
+  let buffered = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString();
+    const parts = buffered.split('\n');
+    buffered = parts.pop() ?? '';
+    lines.push(...parts);
+  });
+  child.stderr.on('data', (chunk: Buffer) => lines.push(`stderr: ${chunk.toString()}`));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  let exitCode: number | null | undefined;
+  void exited.then((code) => { exitCode = code; });
+  const serving = await waitFor((): Serving | undefined => {
+    const line = lines.find((l) => l.includes('"msg":"serving"'));
+    if (line !== undefined) return JSON.parse(line) as Serving;
+    return exitCode === undefined ? undefined : {};
+  }, { timeoutMs: 20_000, description: 'the server says it is serving' });
+  if (serving.msg === undefined) throw new Error(`server exited early with code ${exitCode}:\n${lines.join('\n')}`);
+  return { child, lines, exited, webhookPort: serving.webhook?.[0]?.port ?? 0, opsPort: serving.ops?.[0]?.port ?? 0 };
+}
