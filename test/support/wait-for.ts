@@ -1,0 +1,38 @@
+// Polls a condition until it holds. Tests wait on what they mean ("the informer has seen 3 objects"), never on a sleep:
+// a sleep is either too short on a loaded CI machine or wasted time everywhere else.
+
+export interface WaitForOptions {
+  /** Give up after this long; default 5000 ms. */
+  readonly timeoutMs?: number;
+  /** Time between two checks; default 10 ms. */
+  readonly intervalMs?: number;
+  /** Names the condition in the timeout error. */
+  readonly description?: string;
+}
+
+/**
+ * Resolves with the first truthy value of `condition` (which may be async). A condition that throws counts as "not yet";
+ * the last error is attached to the timeout error as `cause`, so an assertion inside the condition explains itself.
+ */
+export async function waitFor<T>(
+  condition: () => T | Promise<T>,
+  options: WaitForOptions = {},
+): Promise<NonNullable<T>> {
+  const timeoutMs = options.timeoutMs ?? 5000;
+  const intervalMs = options.intervalMs ?? 10;
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await condition();
+      if (value) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() >= deadline) {
+      const what = options.description ?? 'condition';
+      throw new Error(`waitFor: ${what} not met within ${timeoutMs} ms`, lastError === undefined ? {} : { cause: lastError });
+    }
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
