@@ -114,6 +114,7 @@ export interface ServeConfig {
   /** `files` when --shortcuts is given, else `cluster` (the local API, or --shortcuts-kubeconfig). */
   readonly source: 'files' | 'cluster';
   readonly shortcuts: readonly string[];
+  /** --kubeconfig only; cluster mode falls back to KUBECONFIG, file mode does not (see main.ts). */
   readonly kubeconfig: string | undefined;
   readonly shortcutsKubeconfig: string | undefined;
   readonly shortcutsNamespace: string | undefined;
@@ -152,7 +153,7 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     clusterId: text(values, 'cluster-id'),
     source: shortcuts.length > 0 ? 'files' : 'cluster',
     shortcuts,
-    kubeconfig: text(values, 'kubeconfig') ?? (env.KUBECONFIG || undefined),
+    kubeconfig: text(values, 'kubeconfig'),
     shortcutsKubeconfig,
     shortcutsNamespace: text(values, 'shortcuts-namespace'),
     controller: values['no-controller'] !== true,

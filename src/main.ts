@@ -10,6 +10,9 @@ import { createLogger, errorMessage, type Logger } from './log.ts';
 import { Metrics } from './metrics.ts';
 import { localClusters, localStates } from './server/debug-pairs.ts';
 import { CertificateWatcher } from './tls.ts';
+import { SliceReconciler } from './controller/reconciler.ts';
+import { loadKubeAccess, type KubeAccess } from './kube/client.ts';
+import { ClusterShortcutSource } from './view/cluster-source.ts';
 import { FileShortcutSource } from './view/file-source.ts';
 import { SnapshotStore } from './view/shortcut-view.ts';
 
@@ -25,7 +28,7 @@ export async function main(argv: readonly string[], io: Io = process, env: NodeJ
     case 'rewrite':
       return runRewrite(command.config, io);
     case 'serve':
-      return serve(command.config);
+      return serve(command.config, env);
   }
 }
 
@@ -49,6 +52,17 @@ function pairLogger(logger: Logger, clusterId: string | undefined): (snapshot: S
   };
 }
 
+/**
+ * The local cluster (Liqo Connections, the controller) and the cluster holding the FCCs. In file mode KUBECONFIG is
+ * not followed: `npm start` on a laptop must never reconcile whatever cluster the shell happens to point at.
+ */
+function kubeAccessFor(config: ServeConfig, env: NodeJS.ProcessEnv): { local: KubeAccess | undefined; shortcuts: KubeAccess | undefined } {
+  const localFile = config.kubeconfig ?? (config.source === 'cluster' ? env.KUBECONFIG || undefined : undefined);
+  const local = loadKubeAccess(localFile, env);
+  const shortcuts = config.shortcutsKubeconfig !== undefined ? loadKubeAccess(config.shortcutsKubeconfig, env) : local;
+  return { local, shortcuts };
+}
+
 function signalled(): Promise<string> {
   return new Promise((resolve) => {
     const stop = (signal: string) => resolve(signal);
@@ -57,7 +71,7 @@ function signalled(): Promise<string> {
   });
 }
 
-async function serve(config: ServeConfig): Promise<number> {
+async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promise<number> {
   const logger = createLogger(config.logLevel);
   const metrics = new Metrics();
   const store = new SnapshotStore();
@@ -79,12 +93,35 @@ async function serve(config: ServeConfig): Promise<number> {
     return EXIT_INVALID_INPUT;
   }
 
-  if (config.source !== 'files') {
-    logger.fatal('cluster mode is not available yet: give --shortcuts');
+  let clusters;
+  try {
+    clusters = kubeAccessFor(config, env);
+  } catch (error) {
+    logger.fatal({ err: errorMessage(error) }, 'cannot load the kubeconfig');
+    certificates.stop();
     return EXIT_INVALID_INPUT;
   }
-  const source = new FileShortcutSource({ paths: config.shortcuts, store, logger });
-  logger.info('controller off: file mode has no local cluster API to reconcile slices with');
+  const { local, shortcuts } = clusters;
+  if (config.source === 'cluster' && shortcuts === undefined) {
+    logger.fatal('no cluster to watch shortcuts on: run in a pod, give --kubeconfig (or KUBECONFIG) or --shortcuts-kubeconfig, or --shortcuts FILE for file mode');
+    certificates.stop();
+    return EXIT_INVALID_INPUT;
+  }
+  const source = config.source === 'files' || shortcuts === undefined
+    ? new FileShortcutSource({ paths: config.shortcuts, store, logger })
+    : new ClusterShortcutSource({
+      store, logger, shortcutsConfig: shortcuts.config, namespace: config.shortcutsNamespace, localConfig: local?.config,
+      onRestart: () => metrics.viewWatchRestarts.inc(),
+    });
+  if (shortcuts !== undefined) logger.info({ from: shortcuts.origin, namespace: config.shortcutsNamespace ?? 'all' }, 'watching ForeignClusterConnections');
+  let controller: SliceReconciler | undefined;
+  if (!config.controller) logger.info('controller off (--no-controller)');
+  else if (local === undefined) logger.info('controller off: no local cluster API to reconcile stored slices with (file mode without --kubeconfig)');
+  else {
+    controller = new SliceReconciler({
+      config: local.config, view: store, clusterId: config.clusterId, logger, metrics, resyncIntervalMs: config.resyncIntervalMs,
+    });
+  }
 
   let stopping = false;
   const readiness = (): string[] => [
@@ -105,13 +142,15 @@ async function serve(config: ServeConfig): Promise<number> {
     return EXIT_INVALID_INPUT;
   }
   await source.start();
+  controller?.start();
   logger.info({ webhook: webhook.addresses(), ops: ops.addresses(), source: config.source, clusterId: config.clusterId ?? null }, 'serving');
 
   const signal = await stopSignal;
   stopping = true;
   logger.info({ signal }, 'shutting down: finishing in-flight reviews');
   await webhook.close();
-  source.stop();
+  await controller?.stop();
+  await source.stop();
   certificates.stop();
   await ops.close();
   logger.info('stopped');

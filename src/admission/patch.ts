@@ -4,7 +4,7 @@ import type { Json } from '../core/json.ts';
 import type { SliceRewrite } from '../core/rewrite.ts';
 
 export type PatchOperation =
-  | { readonly op: 'add' | 'replace'; readonly path: string; readonly value: Json }
+  | { readonly op: 'add' | 'replace' | 'test'; readonly path: string; readonly value: Json }
   | { readonly op: 'remove'; readonly path: string };
 
 /** RFC 6901: `~` first, then `/`, so `liqo.io/x` becomes `liqo.io~1x`. */

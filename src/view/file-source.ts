@@ -42,7 +42,7 @@ export class FileShortcutSource {
     }
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     if (this.timer !== undefined) clearInterval(this.timer);
     for (const watcher of this.watchers) watcher.close();
     this.watchers = [];

@@ -44,13 +44,14 @@ export class SnapshotStore implements ShortcutView {
     return () => this.listeners.delete(listener);
   }
 
-  /** A new full list of FCCs from the source. */
+  /** A new full list of FCCs from the source: the view is synced from now on. */
   publishFccs(fccs: readonly ForeignClusterConnection[]): Snapshot {
     this.fccs = fccs;
+    this.confirm();
     return this.rebuild();
   }
 
-  /** New tunnel states (Liqo Connections by peer); the FCCs stay. */
+  /** New tunnel states (Liqo Connections by peer); the FCCs stay, and readiness still waits for them. */
   publishTunnels(tunnels: TunnelStates): Snapshot {
     this.tunnels = tunnels;
     return this.rebuild();
@@ -64,7 +65,6 @@ export class SnapshotStore implements ShortcutView {
 
   private rebuild(): Snapshot {
     this.snapshot = buildSnapshot({ version: this.snapshot.version + 1, fccs: this.fccs, tunnels: this.tunnels });
-    this.confirm();
     for (const listener of this.listeners) listener(this.snapshot);
     return this.snapshot;
   }

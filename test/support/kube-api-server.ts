@@ -197,6 +197,8 @@ export interface KubeApiServer {
   create(object: KubeObjectInput): Promise<KubeObject>;
   /** Without metadata.resourceVersion the update is unconditional; with a stale one it throws a 409 KubeStatusError. */
   update(object: KubeObjectInput): Promise<KubeObject>;
+  /** Like `update` through the status subresource: only `.status` changes (how operators report state). */
+  updateStatus(object: KubeObjectInput): Promise<KubeObject>;
   /** Deletes (or, with finalizers, marks for deletion); undefined when there was nothing to delete. */
   remove(ref: ObjectRef): Promise<KubeObject | undefined>;
   get(ref: ObjectRef): KubeObject | undefined;
@@ -1060,11 +1062,19 @@ class ApiServer implements KubeApiServer {
   }
 
   async update(object: KubeObjectInput): Promise<KubeObject> {
+    return this.write(object, undefined);
+  }
+
+  async updateStatus(object: KubeObjectInput): Promise<KubeObject> {
+    return this.write(object, 'status');
+  }
+
+  private async write(object: KubeObjectInput, subresource: 'status' | undefined): Promise<KubeObject> {
     const body = asMap(object);
     const resource = this.store.byType(typeOf(body));
     const metadata = metadataOf(body);
     const updated = await this.store.update(resource, text(metadata, 'namespace'), text(metadata, 'name') ?? '',
-      () => body, true, { subresource: undefined, dryRun: false, fromClient: false });
+      () => body, true, { subresource, dryRun: false, fromClient: false });
     return toKubeObject(updated);
   }
 

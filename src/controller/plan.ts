@@ -1,0 +1,44 @@
+// Which stored slices need a write, and which write: the same f as the webhook, as a guarded JSON Patch. Pure.
+import { patchFor, type PatchOperation } from '../admission/patch.ts';
+import { ENDPOINT_SLICE_API_VERSION, ENDPOINT_SLICE_KIND, isSkip } from '../core/endpoint-slice.ts';
+import { isObject, objectAt, stringField } from '../core/json.ts';
+import { isUnchanged, rewriteEndpointSlice, type SliceRewrite } from '../core/rewrite.ts';
+import type { Snapshot } from '../core/snapshot.ts';
+
+export interface SliceRef { readonly namespace: string; readonly name: string }
+
+export interface SliceWrite extends SliceRef {
+  readonly resourceVersion: string;
+  /** Starts with a `test` of the resourceVersion read: the write applies to exactly what was planned on. */
+  readonly patch: readonly PatchOperation[];
+  readonly rewrite: SliceRewrite;
+}
+
+export type SlicePlan =
+  | { readonly kind: 'write'; readonly write: SliceWrite }
+  | { readonly kind: 'in-step' }
+  | { readonly kind: 'not-ours' };
+
+/** Items of a typed list carry no apiVersion/kind; the rewrite checks them, so they are put back first. */
+function asEndpointSlice(item: unknown): unknown {
+  return isObject(item) ? { apiVersion: ENDPOINT_SLICE_API_VERSION, kind: ENDPOINT_SLICE_KIND, ...item } : item;
+}
+
+export function planSlice(item: unknown, snapshot: Snapshot, options: { readonly clusterId?: string | undefined }): SlicePlan {
+  const object = asEndpointSlice(item);
+  const result = rewriteEndpointSlice(object, snapshot, options);
+  if (isSkip(result)) return { kind: 'not-ours' };
+  if (isUnchanged(result)) return { kind: 'in-step' };
+  const metadata = objectAt(result.slice.object, 'metadata');
+  const namespace = metadata && stringField(metadata, 'namespace');
+  const name = metadata && stringField(metadata, 'name');
+  const resourceVersion = metadata && stringField(metadata, 'resourceVersion');
+  if (!namespace || !name || !resourceVersion) return { kind: 'not-ours' };
+  return {
+    kind: 'write',
+    write: {
+      namespace, name, resourceVersion, rewrite: result,
+      patch: [{ op: 'test', path: '/metadata/resourceVersion', value: resourceVersion }, ...patchFor(result)],
+    },
+  };
+}

@@ -1,0 +1,211 @@
+// Keeps stored slices in step with the shortcut view (SPEC §5). Admission only sees writes: when the usable pairs
+// change, slices already stored are wrong until Liqo rewrites them, so this lists the reflected slices and patches
+// those that differ. Each patch passes through the webhook, which computes the same f: no loop.
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from '../backoff.ts';
+import { MANAGED_BY_LABEL, REFLECTION_MANAGER } from '../core/endpoint-slice.ts';
+import { isObject, objectAt, stringField } from '../core/json.ts';
+import { pairSignature } from '../core/pair-changes.ts';
+import type { Snapshot } from '../core/snapshot.ts';
+import { describeError, httpStatus } from '../kube/client.ts';
+import type { Logger } from '../log.ts';
+import type { Metrics, ReconcileResult } from '../metrics.ts';
+import { localClusters } from '../server/debug-pairs.ts';
+import type { ShortcutView } from '../view/shortcut-view.ts';
+import { planSlice, type SliceWrite } from './plan.ts';
+import { TokenBucket } from './token-bucket.ts';
+
+const GROUP = 'discovery.k8s.io';
+const VERSION = 'v1';
+const PLURAL = 'endpointslices';
+const JSON_PATCH = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
+
+export interface ReconcilerOptions {
+  readonly config: KubeConfig;
+  readonly view: ShortcutView;
+  readonly clusterId: string | undefined;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+  /** 0: no periodic pass, only passes on changes. */
+  readonly resyncIntervalMs: number;
+  /** Changes closer together than this make one pass: a flapping shortcut does not become a storm. */
+  readonly settleMs?: number;
+  readonly maxConcurrentWrites?: number;
+  readonly maxWritesPerSecond?: number;
+  readonly pageSize?: number;
+  readonly backoff?: BackoffOptions;
+  /** Only the leader writes; every replica may still run, correctness does not depend on it. */
+  readonly isLeader?: () => boolean;
+}
+
+export interface PassSummary {
+  readonly listed: number;
+  readonly results: Readonly<Record<ReconcileResult, number>>;
+}
+
+/** What the controller reacts to: the usable rules of every local cluster, as one comparable string. */
+export function viewSignature(snapshot: Snapshot, clusterId: string | undefined): string {
+  return localClusters(snapshot, clusterId).map((id) => `${id}=${pairSignature(snapshot.forCluster(id))}`).join(';');
+}
+
+const RETRIES_ON_CONFLICT = 3;
+
+export class SliceReconciler {
+  private readonly api: CustomObjectsApi;
+  private readonly bucket: TokenBucket;
+  private readonly backoff: Backoff;
+  private signature: string | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private resync: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private pending = false;
+  private stopped = false;
+  /** Summaries of finished passes, newest last (bounded): what tests and `/debug` read. */
+  readonly passes: PassSummary[] = [];
+
+  constructor(private readonly options: ReconcilerOptions) {
+    this.api = options.config.makeApiClient(CustomObjectsApi);
+    this.bucket = new TokenBucket(options.maxWritesPerSecond ?? 500);
+    this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
+  }
+
+  start(): void {
+    const check = (snapshot: Snapshot) => {
+      if (!this.options.view.isSynced()) return;
+      const signature = viewSignature(snapshot, this.options.clusterId);
+      if (signature === this.signature) return;
+      const first = this.signature === undefined;
+      this.signature = signature;
+      this.trigger(first ? 'first sync of the view' : 'usable pairs changed');
+    };
+    this.unsubscribe = this.options.view.subscribe(check);
+    check(this.options.view.current());
+    if (this.options.resyncIntervalMs > 0) {
+      this.resync = setInterval(() => this.trigger('periodic resync'), this.options.resyncIntervalMs);
+      this.resync.unref();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unsubscribe?.();
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    if (this.resync !== undefined) clearInterval(this.resync);
+    await this.running;
+  }
+
+  /** Asks for a pass soon; asks made while one runs or waits make exactly one more. */
+  trigger(reason: string, delayMs = this.options.settleMs ?? 250): void {
+    if (this.stopped) return;
+    if (this.running !== undefined) {
+      this.pending = true;
+      return;
+    }
+    if (this.timer !== undefined) return;
+    this.options.logger.debug({ reason }, 'reconcile pass scheduled');
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.running = this.pass().finally(() => {
+        this.running = undefined;
+        if (this.pending && !this.stopped) {
+          this.pending = false;
+          this.trigger('changes during the last pass');
+        }
+      });
+    }, delayMs);
+  }
+
+  private async pass(): Promise<void> {
+    if (this.options.isLeader !== undefined && !this.options.isLeader()) {
+      this.options.logger.debug('not the leader: another replica reconciles');
+      return;
+    }
+    const results: Record<ReconcileResult, number> = { patched: 0, unchanged: 0, conflict: 0, error: 0, gone: 0 };
+    let listed = 0;
+    try {
+      const snapshot = this.options.view.current();
+      const writes: Promise<void>[] = [];
+      const limit = this.options.maxConcurrentWrites ?? 8;
+      const inFlight = new Set<Promise<void>>();
+      for await (const item of this.listSlices()) {
+        listed++;
+        const plan = planSlice(item, snapshot, { clusterId: this.options.clusterId });
+        if (plan.kind === 'not-ours') continue;
+        if (plan.kind === 'in-step') { this.count(results, 'unchanged'); continue; }
+        const write = this.write(plan.write).then((result) => this.count(results, result));
+        inFlight.add(write);
+        void write.finally(() => inFlight.delete(write));
+        writes.push(write);
+        if (inFlight.size >= limit) await Promise.race(inFlight);
+      }
+      await Promise.all(writes);
+      this.backoff.reset();
+    } catch (error) {
+      this.count(results, 'error');
+      this.options.logger.warn({ err: describeError(error) }, 'reconcile pass failed, retrying');
+      this.retryLater();
+    }
+    if (results.error > 0 && results.patched + results.unchanged > 0) this.retryLater();
+    const summary = { listed, results };
+    this.passes.push(summary);
+    if (this.passes.length > 20) this.passes.shift();
+    this.options.logger.info({ listed, ...results }, 'reconcile pass done');
+  }
+
+  private retryLater(): void {
+    const delay = this.backoff.next();
+    setTimeout(() => this.trigger('retry after errors', 0), delay).unref();
+  }
+
+  private count(results: Record<ReconcileResult, number>, result: ReconcileResult): void {
+    results[result]++;
+    this.options.metrics.slicesReconciled.inc({ result });
+  }
+
+  /** Reflected slices of every namespace, in pages, so 10,000 slices never sit in one response. */
+  private async *listSlices(): AsyncGenerator<unknown> {
+    let token: string | undefined;
+    do {
+      const page: unknown = await this.api.listClusterCustomObject({
+        group: GROUP, version: VERSION, plural: PLURAL, labelSelector: `${MANAGED_BY_LABEL}=${REFLECTION_MANAGER}`,
+        limit: this.options.pageSize ?? 500, ...(token === undefined ? {} : { _continue: token }),
+      });
+      const items = isObject(page) && Array.isArray(page.items) ? page.items : [];
+      yield* items;
+      const metadata = isObject(page) ? objectAt(page, 'metadata') : undefined;
+      token = (metadata && stringField(metadata, 'continue')) || undefined;
+    } while (token !== undefined && !this.stopped);
+  }
+
+  /** Patches with a resourceVersion guard; on a conflict, reads the slice again and plans once more. */
+  private async write(planned: SliceWrite, attempt = 1): Promise<ReconcileResult> {
+    const { patch, ...ref } = planned;
+    await this.bucket.take();
+    try {
+      await this.api.patchNamespacedCustomObject(
+        { group: GROUP, version: VERSION, namespace: ref.namespace, plural: PLURAL, name: ref.name, body: patch }, JSON_PATCH);
+      this.options.logger.info({ slice: `${ref.namespace}/${ref.name}`,
+        changes: ref.rewrite.edits.map((edit) => `${edit.from}->${edit.to}`) }, 'stored slice patched');
+      return 'patched';
+    } catch (error) {
+      const status = httpStatus(error);
+      if (status === 404) return 'gone';
+      // A failed `test` of the resourceVersion is 422; a stale version in the object is 409. Both: read again.
+      if (status !== 409 && status !== 422) {
+        this.options.logger.warn({ slice: `${ref.namespace}/${ref.name}`, err: describeError(error) }, 'stored slice not patched');
+        return 'error';
+      }
+      if (attempt >= RETRIES_ON_CONFLICT) return 'conflict';
+      let fresh: unknown;
+      try {
+        fresh = await this.api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ref.namespace, plural: PLURAL, name: ref.name });
+      } catch (readError) {
+        return httpStatus(readError) === 404 ? 'gone' : 'error';
+      }
+      const plan = planSlice(fresh, this.options.view.current(), { clusterId: this.options.clusterId });
+      if (plan.kind !== 'write') return 'unchanged';
+      return this.write(plan.write, attempt + 1);
+    }
+  }
+}

@@ -1,0 +1,48 @@
+// Kubernetes API access: which kubeconfig, and what an error from client-node means.
+import { ApiException, KubeConfig } from '@kubernetes/client-node';
+
+export interface KubeAccess {
+  readonly config: KubeConfig;
+  /** Where the config came from, for logs. */
+  readonly origin: string;
+}
+
+/** True inside a pod, where the service account token and KUBERNETES_SERVICE_HOST are there. */
+export function inCluster(env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT);
+}
+
+/** A kubeconfig file, or the pod's service account. Undefined when neither is there. */
+export function loadKubeAccess(file: string | undefined, env: NodeJS.ProcessEnv = process.env): KubeAccess | undefined {
+  const config = new KubeConfig();
+  if (file !== undefined) {
+    config.loadFromFile(file);
+    return { config, origin: file };
+  }
+  if (!inCluster(env)) return undefined;
+  config.loadFromCluster();
+  return { config, origin: 'in-cluster service account' };
+}
+
+/** The HTTP status of a failed call, whether client-node reports it as ApiException.code or as statusCode. */
+export function httpStatus(error: unknown): number | undefined {
+  if (error instanceof ApiException) return error.code;
+  if (typeof error === 'object' && error !== null && 'statusCode' in error && typeof error.statusCode === 'number') return error.statusCode;
+  return undefined;
+}
+
+export function describeError(error: unknown): string {
+  const status = httpStatus(error);
+  if (error instanceof ApiException) {
+    let message = '';
+    try {
+      const body: unknown = typeof error.body === 'string' ? JSON.parse(error.body) : error.body;
+      if (typeof body === 'object' && body !== null && 'message' in body && typeof body.message === 'string') message = body.message;
+    } catch {
+      // A body that is not a Status: the code alone says enough.
+    }
+    return `HTTP ${status}${message ? `: ${message}` : ''}`;
+  }
+  const text = error instanceof Error ? error.message : String(error);
+  return status === undefined ? text : `HTTP ${status}: ${text}`;
+}

@@ -1,0 +1,126 @@
+// The shortcut view from the Kubernetes API: ForeignClusterConnections (local cluster, or the hub through
+// --shortcuts-kubeconfig) and, where the leaf has them, Liqo Connections as a tunnel liveness cross-check.
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { decodeFcc, FCC_GROUP, FCC_PLURAL, FCC_VERSION } from '../core/fcc.ts';
+import { isObject, objectAt, stringField } from '../core/json.ts';
+import { TUNNEL_CONNECTED, type TunnelStates } from '../core/pairs.ts';
+import type { BackoffOptions } from '../backoff.ts';
+import type { Logger } from '../log.ts';
+import { ListWatch, type ListResult } from './list-watch.ts';
+import type { SnapshotStore } from './shortcut-view.ts';
+
+export const CONNECTION_PLURAL = 'connections';
+export const REMOTE_CLUSTER_LABEL = 'liqo.io/remote-cluster-id';
+
+export interface ClusterSourceOptions {
+  readonly store: SnapshotStore;
+  readonly logger: Logger;
+  /** Where the FCCs are (the local cluster, or the hub). */
+  readonly shortcutsConfig: KubeConfig;
+  readonly namespace: string | undefined;
+  /** The local cluster, for Liqo Connections; undefined when there is none to ask. */
+  readonly localConfig: KubeConfig | undefined;
+  readonly onRestart?: () => void;
+  readonly backoff?: BackoffOptions;
+  readonly watchTimeoutSeconds?: number;
+}
+
+function listResult(body: unknown): ListResult {
+  const items = isObject(body) && Array.isArray(body.items) ? body.items : [];
+  const metadata = isObject(body) ? objectAt(body, 'metadata') : undefined;
+  return { items, resourceVersion: (metadata && stringField(metadata, 'resourceVersion')) ?? '' };
+}
+
+/** A peer counts as Connected when any of its Connections is: Liqo may briefly hold two during a re-peering. */
+export function tunnelStates(connections: Iterable<unknown>): TunnelStates {
+  const states = new Map<string, string>();
+  for (const connection of connections) {
+    if (!isObject(connection)) continue;
+    const labels = objectAt(connection, 'metadata', 'labels');
+    const peer = labels && stringField(labels, REMOTE_CLUSTER_LABEL);
+    if (!peer) continue;
+    const status = objectAt(connection, 'status');
+    const value = (status && stringField(status, 'value')) ?? '';
+    if (states.get(peer) !== TUNNEL_CONNECTED) states.set(peer, value);
+  }
+  return states;
+}
+
+export class ClusterShortcutSource {
+  private readonly fccs: ListWatch;
+  private readonly connections: ListWatch | undefined;
+  private connectionsMissing = false;
+
+  constructor(options: ClusterSourceOptions) {
+    const { namespace, logger } = options;
+    const fccApi = options.shortcutsConfig.makeApiClient(CustomObjectsApi);
+    const fccPath = namespace === undefined
+      ? `/apis/${FCC_GROUP}/${FCC_VERSION}/${FCC_PLURAL}`
+      : `/apis/${FCC_GROUP}/${FCC_VERSION}/namespaces/${encodeURIComponent(namespace)}/${FCC_PLURAL}`;
+    const common = {
+      logger,
+      ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
+      ...(options.watchTimeoutSeconds === undefined ? {} : { watchTimeoutSeconds: options.watchTimeoutSeconds }),
+      ...(options.onRestart === undefined ? {} : { onRestart: options.onRestart }),
+    };
+    this.fccs = new ListWatch({
+      ...common,
+      name: FCC_PLURAL,
+      config: options.shortcutsConfig,
+      watchPath: fccPath,
+      list: async () => listResult(namespace === undefined
+        ? await fccApi.listClusterCustomObject({ group: FCC_GROUP, version: FCC_VERSION, plural: FCC_PLURAL })
+        : await fccApi.listNamespacedCustomObject({ group: FCC_GROUP, version: FCC_VERSION, namespace, plural: FCC_PLURAL })),
+      onChange: (objects) => {
+        const fccs = [...objects.entries()].flatMap(([key, object]) => (isObject(object) ? [decodeFcc(object, key)] : []));
+        options.store.publishFccs(fccs);
+      },
+      onFresh: () => options.store.confirm(),
+    });
+    if (options.localConfig !== undefined) {
+      const connectionApi = options.localConfig.makeApiClient(CustomObjectsApi);
+      this.connections = new ListWatch({
+        ...common,
+        name: CONNECTION_PLURAL,
+        config: options.localConfig,
+        watchPath: `/apis/${FCC_GROUP}/${FCC_VERSION}/${CONNECTION_PLURAL}`,
+        list: async () => listResult(await connectionApi.listClusterCustomObject({ group: FCC_GROUP, version: FCC_VERSION, plural: CONNECTION_PLURAL })),
+        onChange: (objects) => {
+          this.connectionsMissing = false;
+          options.store.publishTunnels(tunnelStates(objects.values()));
+        },
+        onListError: (status) => {
+          if ((status === 404 || status === 403) && !this.connectionsMissing) {
+            this.connectionsMissing = true;
+            logger.info({ status }, 'no Liqo Connections to read on this cluster: FCCs alone decide whether a shortcut is up');
+            options.store.publishTunnels(new Map());
+          }
+        },
+        // An absent CRD is the normal case on some leaves: look again now and then, not in a tight loop.
+        backoff: options.backoff ?? { initialMs: 5000, maxMs: 300_000 },
+      });
+    } else {
+      logger.info('no local cluster API: FCCs alone decide whether a shortcut is up');
+    }
+  }
+
+  /**
+   * Connections first (one attempt, however it ends), then FCCs: the first snapshot already knows which tunnels
+   * are down, so a shortcut is never used for a moment at start-up only to be dropped a second later.
+   */
+  async start(): Promise<void> {
+    if (this.connections !== undefined) {
+      this.connections.start();
+      await this.connections.attempted();
+    }
+    this.fccs.start();
+  }
+
+  isSynced(): boolean {
+    return this.fccs.isSynced();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([this.fccs.stop(), this.connections?.stop()]);
+  }
+}

@@ -1,0 +1,224 @@
+// A list/watch loop that stays alive. client-node's informer stops for good after an error and re-watches in a
+// hot loop when the server closes the stream, so this one owns restart with capped, jittered backoff, relists on
+// 410 Gone, and becomes synced after the first successful list, even an empty one.
+import { Watch, type KubeConfig } from '@kubernetes/client-node';
+import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from '../backoff.ts';
+import { isObject, objectField, stringField } from '../core/json.ts';
+import { describeError, httpStatus } from '../kube/client.ts';
+import type { Logger } from '../log.ts';
+
+export interface ListResult {
+  readonly items: readonly unknown[];
+  readonly resourceVersion: string;
+}
+
+export interface ListWatchOptions {
+  /** What is watched, for logs: `foreignclusterconnections`. */
+  readonly name: string;
+  readonly config: KubeConfig;
+  readonly list: () => Promise<ListResult>;
+  /** The collection path the watch opens, e.g. `/apis/networking.liqo.io/v1beta1/foreignclusterconnections`. */
+  readonly watchPath: string;
+  /** The full set of objects by `namespace/name`, after each list and each burst of watch events. */
+  readonly onChange: (objects: ReadonlyMap<string, unknown>) => void;
+  /** The source answered (a list, an event, a bookmark): the view is fresh even if nothing changed. */
+  readonly onFresh?: () => void;
+  /** A list failed; the status says why (404: the resource is not served). */
+  readonly onListError?: (status: number | undefined) => void;
+  /** Every watch restart after the first, for `view_watch_restarts_total`. */
+  readonly onRestart?: () => void;
+  readonly logger: Logger;
+  readonly backoff?: BackoffOptions;
+  /** Asked of the server, which then ends the stream; a silent stream is dropped after this plus a grace. */
+  readonly watchTimeoutSeconds?: number;
+}
+
+type WatchEnd = { readonly kind: 'closed' } | { readonly kind: 'gone' } | { readonly kind: 'error'; readonly error: unknown };
+
+export function objectKey(object: unknown): string | undefined {
+  const metadata = isObject(object) ? objectField(object, 'metadata') : undefined;
+  const name = metadata && stringField(metadata, 'name');
+  if (!name) return undefined;
+  const namespace = metadata && stringField(metadata, 'namespace');
+  return namespace ? `${namespace}/${name}` : name;
+}
+
+function resourceVersionOf(object: unknown): string | undefined {
+  const metadata = isObject(object) ? objectField(object, 'metadata') : undefined;
+  return metadata && stringField(metadata, 'resourceVersion');
+}
+
+/** A watch that ran at least this long ended normally; a shorter one is a server closing on us, so back off. */
+const HEALTHY_WATCH_MS = 1000;
+const WATCHDOG_GRACE_MS = 30_000;
+
+export class ListWatch {
+  private readonly objects = new Map<string, unknown>();
+  private resourceVersion = '';
+  private stopped = false;
+  private wake: (() => void) | undefined;
+  private abort: AbortController | undefined;
+  private publishPending = false;
+  private lastProblem = '';
+  private synced = false;
+  private readonly backoff: Backoff;
+  private running: Promise<void> | undefined;
+  private firstAttempt: Promise<void>;
+  private firstAttemptDone: () => void = () => {};
+
+  constructor(private readonly options: ListWatchOptions) {
+    this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
+    this.firstAttempt = new Promise((resolve) => { this.firstAttemptDone = resolve; });
+  }
+
+  start(): void {
+    this.running ??= this.run();
+  }
+
+  /** Resolves after the first list has succeeded or failed once. */
+  attempted(): Promise<void> {
+    return this.firstAttempt;
+  }
+
+  isSynced(): boolean {
+    return this.synced;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.abort?.abort();
+    this.wake?.();
+    await this.running;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => { this.wake = undefined; resolve(); }, ms);
+      this.wake = () => { clearTimeout(timer); this.wake = undefined; resolve(); };
+    });
+  }
+
+  /** Says a problem once, and again only when it changes: an API outage is one log line, not one per retry. */
+  private problem(message: string, context: Record<string, unknown>): void {
+    if (message === this.lastProblem) return;
+    this.lastProblem = message;
+    this.options.logger.warn({ resource: this.options.name, ...context, err: message }, 'shortcut source problem, retrying');
+  }
+
+  private recovered(): void {
+    if (this.lastProblem === '') return;
+    this.lastProblem = '';
+    this.options.logger.info({ resource: this.options.name }, 'shortcut source recovered');
+  }
+
+  private async run(): Promise<void> {
+    let needList = true;
+    let watches = 0;
+    while (!this.stopped) {
+      if (needList) {
+        try {
+          const result = await this.options.list();
+          this.objects.clear();
+          for (const item of result.items) {
+            const key = objectKey(item);
+            if (key !== undefined) this.objects.set(key, item);
+          }
+          this.resourceVersion = result.resourceVersion;
+          needList = false;
+          this.synced = true;
+          this.recovered();
+          this.options.onChange(this.objects);
+          this.options.onFresh?.();
+        } catch (error) {
+          this.options.onListError?.(httpStatus(error));
+          this.problem(describeError(error), { during: 'list' });
+          this.firstAttemptDone();
+          await this.sleep(this.backoff.next());
+          continue;
+        } finally {
+          if (!needList) this.firstAttemptDone();
+        }
+      }
+      if (this.stopped) break;
+      if (watches++ > 0) this.options.onRestart?.();
+      const started = Date.now();
+      const end = await this.watchOnce();
+      if (this.stopped) break;
+      if (end.kind === 'gone') {
+        // The history we would resume from is compacted: only a fresh list is consistent again.
+        needList = true;
+        continue;
+      }
+      if (end.kind === 'error') {
+        const status = httpStatus(end.error);
+        if (status === 410) { needList = true; continue; }
+        this.problem(describeError(end.error), { during: 'watch' });
+        await this.sleep(this.backoff.next());
+        continue;
+      }
+      if (Date.now() - started < HEALTHY_WATCH_MS) await this.sleep(this.backoff.next());
+      else this.backoff.reset();
+    }
+  }
+
+  private schedulePublish(): void {
+    if (this.publishPending) return;
+    this.publishPending = true;
+    // One rebuild per burst of events (a chunk often carries many), not one per event.
+    setImmediate(() => {
+      this.publishPending = false;
+      if (!this.stopped) this.options.onChange(this.objects);
+    });
+  }
+
+  private watchOnce(): Promise<WatchEnd> {
+    const timeoutSeconds = this.options.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 60);
+    return new Promise<WatchEnd>((resolve) => {
+      let gone = false;
+      let failure: unknown;
+      let watchdog: NodeJS.Timeout | undefined;
+      const arm = () => {
+        if (watchdog !== undefined) clearTimeout(watchdog);
+        watchdog = setTimeout(() => {
+          failure = new Error(`no event for ${timeoutSeconds}s beyond the watch timeout: connection presumed dead`);
+          this.abort?.abort();
+        }, timeoutSeconds * 1000 + WATCHDOG_GRACE_MS);
+        watchdog.unref();
+      };
+      arm();
+      const onEvent = (type: string, object: unknown) => {
+        arm();
+        if (type === 'ERROR') {
+          const code = isObject(object) ? object.code : undefined;
+          if (code === 410) gone = true;
+          else failure = new Error(`watch error event: ${JSON.stringify(object)}`);
+          return;
+        }
+        const version = resourceVersionOf(object);
+        if (version !== undefined) this.resourceVersion = version;
+        this.backoff.reset();
+        this.recovered();
+        this.options.onFresh?.();
+        if (type === 'BOOKMARK') return;
+        const key = objectKey(object);
+        if (key === undefined) return;
+        if (type === 'DELETED') this.objects.delete(key);
+        else this.objects.set(key, object);
+        this.schedulePublish();
+      };
+      const onDone = (error: unknown) => {
+        if (watchdog !== undefined) clearTimeout(watchdog);
+        if (gone) resolve({ kind: 'gone' });
+        else if (failure !== undefined) resolve({ kind: 'error', error: failure });
+        else if (error) resolve({ kind: 'error', error });
+        else resolve({ kind: 'closed' });
+      };
+      new Watch(this.options.config)
+        .watch(this.options.watchPath, { resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds }, onEvent, onDone)
+        .then((controller) => {
+          this.abort = controller;
+          if (this.stopped) controller.abort();
+        }, onDone);
+    });
+  }
+}

@@ -1,0 +1,192 @@
+// The controller keeps stored slices in step, against the test API server with the webhook in its write path.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { planSlice } from '../../src/controller/plan.ts';
+import { httpStatus } from '../../src/kube/client.ts';
+import { SliceReconciler } from '../../src/controller/reconciler.ts';
+import type { ForeignClusterConnection } from '../../src/core/fcc.ts';
+import { createLogger } from '../../src/log.ts';
+import { Metrics } from '../../src/metrics.ts';
+import { SnapshotStore } from '../../src/view/shortcut-view.ts';
+import { fcc, sliceObject, snapshotOf, type SliceSpec } from '../support/builders.ts';
+import { startKubeApiServer, type KubeApiServer } from '../support/kube-api-server.ts';
+import { webhookHook } from '../support/kube-webhook.ts';
+import { waitFor } from '../support/wait-for.ts';
+
+interface Context {
+  readonly server: KubeApiServer;
+  readonly store: SnapshotStore;
+  readonly reconciler: SliceReconciler;
+  readonly metrics: Metrics;
+  patches(name?: string): number;
+  addresses(name: string): unknown;
+  annotations(name: string): Record<string, string>;
+}
+
+const SLICE = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', namespace: 'demo' } as const;
+
+async function withController(
+  slices: readonly SliceSpec[], fccs: readonly ForeignClusterConnection[], run: (context: Context) => Promise<void>,
+  options: { pageSize?: number; maxWritesPerSecond?: number } = {},
+): Promise<void> {
+  const store = new SnapshotStore();
+  const server = await startKubeApiServer({ mutate: webhookHook(store) });
+  for (const spec of slices) await server.create(sliceObject(spec));
+  store.publishFccs(fccs);
+  const config = new KubeConfig();
+  config.loadFromFile(await server.kubeconfig());
+  const metrics = new Metrics();
+  const reconciler = new SliceReconciler({
+    config, view: store, clusterId: undefined, logger: createLogger('silent'), metrics, resyncIntervalMs: 0, settleMs: 5,
+    backoff: { initialMs: 20, maxMs: 100 }, ...options,
+  });
+  const get = (name: string) => server.get({ ...SLICE, name });
+  const context: Context = {
+    server, store, reconciler, metrics,
+    patches: (name) => server.requests.filter((r) => r.method === 'PATCH' && (name === undefined || r.path.endsWith(`/${name}`))).length,
+    addresses: (name) => (get(name)?.endpoints as { addresses: string[] }[]).map((e) => e.addresses),
+    annotations: (name) => (get(name)?.metadata?.annotations ?? {}) as Record<string, string>,
+  };
+  try {
+    reconciler.start();
+    await run(context);
+  } finally {
+    await reconciler.stop();
+    await server.close();
+  }
+}
+
+const passes = (reconciler: SliceReconciler) => reconciler.passes.length;
+
+test('slices stored before start converge, and only the ones that differ are written', async () => {
+  const slices: SliceSpec[] = [
+    { name: 'to-shortcut', addresses: [['10.63.0.1'], ['10.200.0.1']] },
+    { name: 'hub-only', addresses: [['10.200.0.2']] },
+    { name: 'unmanaged', managedBy: 'endpointslice-controller.k8s.io', addresses: [['10.63.0.3']] },
+    { name: 'fqdn', addressType: 'FQDN', addresses: [['web.example.com']] },
+  ];
+  await withController(slices, [fcc()], async ({ reconciler, patches, addresses, annotations }) => {
+    await waitFor(() => passes(reconciler) >= 1);
+    assert.deepEqual(addresses('to-shortcut'), [['10.61.0.1'], ['10.200.0.1']]);
+    assert.equal(annotations('to-shortcut')['liqo.io/shortcut-addresses'], '10.61.0.1');
+    assert.equal(patches('to-shortcut'), 1);
+    assert.equal(patches(), 1, 'nothing else is written');
+    assert.deepEqual(addresses('unmanaged'), [['10.63.0.3']]);
+  });
+});
+
+test('connect, disconnect, CIDR change and delete each converge', async () => {
+  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc({ connected: false })], async ({ store, reconciler, addresses, annotations }) => {
+    await waitFor(() => passes(reconciler) >= 1);
+    assert.deepEqual(addresses('web'), [['10.63.0.7']]);
+    store.publishFccs([fcc()]);
+    await waitFor(() => JSON.stringify(addresses('web')) === '[["10.61.0.7"]]', { description: 'connected' });
+    store.publishFccs([fcc({ aRemapped: '10.71.0.0/16' })]);
+    await waitFor(() => JSON.stringify(addresses('web')) === '[["10.71.0.7"]]', { description: 'CIDR changed' });
+    store.publishFccs([fcc({ connected: false })]);
+    await waitFor(() => JSON.stringify(addresses('web')) === '[["10.63.0.7"]]', { description: 'disconnected' });
+    assert.deepEqual(annotations('web'), {});
+    store.publishFccs([fcc()]);
+    await waitFor(() => JSON.stringify(addresses('web')) === '[["10.61.0.7"]]');
+    store.publishFccs([]);
+    await waitFor(() => JSON.stringify(addresses('web')) === '[["10.63.0.7"]]', { description: 'deleted' });
+  });
+});
+
+test('after convergence a further pass writes nothing: no loop between controller and webhook', async () => {
+  await withController([{ name: 'a', addresses: [['10.63.0.1']] }, { name: 'b', addresses: [['10.63.0.2']] }], [fcc()],
+    async ({ reconciler, patches }) => {
+      await waitFor(() => passes(reconciler) >= 1);
+      const written = patches();
+      assert.equal(written, 2);
+      reconciler.trigger('test', 0);
+      await waitFor(() => passes(reconciler) >= 2);
+      assert.equal(patches(), written);
+      assert.equal(reconciler.passes.at(-1)?.results.unchanged, 2);
+    });
+});
+
+test('a change that does not alter the usable pairs triggers no pass', async () => {
+  await withController([{ name: 'a', addresses: [['10.63.0.1']] }], [fcc()], async ({ store, reconciler }) => {
+    await waitFor(() => passes(reconciler) >= 1);
+    store.publishFccs([fcc(), fcc({ b: 'cluster9', connected: false })]);
+    store.publishFccs([fcc()]);
+    reconciler.trigger('probe', 0);
+    await waitFor(() => passes(reconciler) >= 2);
+    assert.equal(passes(reconciler), 2);
+  });
+});
+
+test('a conflict is retried with a fresh read', async () => {
+  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc({ connected: false })], async ({ server, store, reconciler, addresses, metrics }) => {
+    await waitFor(() => passes(reconciler) >= 1);
+    server.failNext({ method: 'PATCH' }, 409);
+    store.publishFccs([fcc()]);
+    await waitFor(() => JSON.stringify(addresses('web')) === '[["10.61.0.7"]]');
+    assert.ok(server.requests.some((r) => r.method === 'GET' && r.path.endsWith('/endpointslices/web')), 'read again');
+    assert.match(await metrics.registry.metrics(), /slices_reconciled_total\{result="patched"\} 1/);
+  });
+});
+
+test('a planned patch carries a resourceVersion test, so it never lands on a slice changed since', async () => {
+  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc()], async ({ server, reconciler, addresses }) => {
+    await waitFor(() => passes(reconciler) >= 1);
+    const stored = server.get({ ...SLICE, name: 'web' });
+    assert.ok(stored);
+    const stale = planSlice(stored, snapshotOf([]), {});
+    assert.equal(stale.kind, 'write');
+    assert.deepEqual(stale.kind === 'write' ? stale.write.patch[0] : undefined,
+      { op: 'test', path: '/metadata/resourceVersion', value: stored.metadata?.resourceVersion });
+    await server.update({ ...stored, metadata: { ...stored.metadata, resourceVersion: undefined }, endpoints: [{ addresses: ['10.63.0.8'], conditions: { ready: true } }] });
+    const config = new KubeConfig();
+    config.loadFromFile(await server.kubeconfig());
+    const api = config.makeApiClient(CustomObjectsApi);
+    await assert.rejects(api.patchNamespacedCustomObject({ group: 'discovery.k8s.io', version: 'v1', namespace: 'demo', plural: 'endpointslices',
+      name: 'web', body: stale.kind === 'write' ? stale.write.patch : [] }), (error: unknown) => httpStatus(error) === 422);
+    assert.deepEqual(addresses('web'), [['10.61.0.8']], 'the webhook rewrote the new address; the stale patch changed nothing');
+  });
+});
+
+test('a failed resourceVersion test (422) is retried with a fresh read', async () => {
+  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc({ connected: false })], async ({ server, store, reconciler, addresses }) => {
+    await waitFor(() => passes(reconciler) >= 1);
+    server.failNext({ method: 'PATCH' }, 422);
+    store.publishFccs([fcc()]);
+    await waitFor(() => JSON.stringify(addresses('web')) === '[["10.61.0.7"]]');
+    assert.equal(server.requests.filter((r) => r.method === 'PATCH').length, 2);
+  });
+});
+
+test('an API outage fails the pass, and it is retried after recovery', async () => {
+  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc({ connected: false })], async ({ server, store, reconciler, addresses }) => {
+    await waitFor(() => passes(reconciler) >= 1);
+    server.setAvailable(false);
+    store.publishFccs([fcc()]);
+    await waitFor(() => reconciler.passes.some((p) => p.results.error > 0), { description: 'a failed pass' });
+    server.setAvailable(true);
+    await waitFor(() => JSON.stringify(addresses('web')) === '[["10.61.0.7"]]', { description: 'converged after recovery' });
+  });
+});
+
+test('a flapping shortcut makes few passes, and the slices end in the last state', async () => {
+  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc({ connected: false })], async ({ store, reconciler, addresses }) => {
+    await waitFor(() => passes(reconciler) >= 1);
+    for (let i = 0; i < 50; i++) store.publishFccs([fcc({ connected: i % 2 === 0 })]);
+    await waitFor(() => reconciler.passes.length >= 2 && JSON.stringify(addresses('web')) === '[["10.63.0.7"]]');
+    reconciler.trigger('settle', 0);
+    await waitFor(() => passes(reconciler) >= 3);
+    assert.ok(passes(reconciler) <= 5, `${passes(reconciler)} passes for 50 flips`);
+  });
+});
+
+test('many slices are listed in pages and all converge', async () => {
+  const slices = Array.from({ length: 120 }, (_, i): SliceSpec => ({ name: `s${i}`, addresses: [[`10.63.${i}.1`]] }));
+  await withController(slices, [fcc()], async ({ server, reconciler, patches }) => {
+    await waitFor(() => passes(reconciler) >= 1, { timeoutMs: 15_000 });
+    assert.equal(patches(), 120);
+    const lists = server.requests.filter((r) => r.method === 'GET' && r.path.endsWith('/endpointslices') && !r.watch);
+    assert.ok(lists.length >= 3, 'paged');
+    assert.ok(lists.every((r) => r.query.labelSelector === 'endpointslice.kubernetes.io/managed-by=endpointslice.reflection.liqo.io'));
+  }, { pageSize: 50 });
+});

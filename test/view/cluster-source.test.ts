@@ -1,0 +1,160 @@
+// The shortcut view from the Kubernetes API, against a test server speaking the real list/watch protocol.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
+import { createLogger } from '../../src/log.ts';
+import { ClusterShortcutSource } from '../../src/view/cluster-source.ts';
+import { SnapshotStore } from '../../src/view/shortcut-view.ts';
+import { fccObject, type FccSpec } from '../support/builders.ts';
+import { startKubeApiServer, type KubeApiServer } from '../support/kube-api-server.ts';
+import { waitFor } from '../support/wait-for.ts';
+
+const FAST = { initialMs: 10, maxMs: 50 };
+
+async function configFor(server: KubeApiServer): Promise<KubeConfig> {
+  const config = new KubeConfig();
+  config.loadFromFile(await server.kubeconfig());
+  return config;
+}
+
+function usable(store: SnapshotStore, cluster = 'cluster2'): string[] {
+  return store.current().forCluster(cluster).states.map((s) => (s.usable ? `${s.fcc}:usable` : `${s.fcc}:${s.reason}`));
+}
+
+async function withSource(
+  run: (context: { server: KubeApiServer; store: SnapshotStore; source: ClusterShortcutSource; restarts: () => number }) => Promise<void>,
+  options: { namespace?: string; local?: boolean; seed?: FccSpec[]; connections?: object[]; withoutConnections?: boolean } = {},
+): Promise<void> {
+  const server = await startKubeApiServer();
+  if (options.withoutConnections) server.unregisterResource({ apiVersion: 'networking.liqo.io/v1beta1', kind: 'Connection' });
+  for (const spec of options.seed ?? []) await server.create(fccObject(spec));
+  for (const object of options.connections ?? []) await server.create(object);
+  const store = new SnapshotStore();
+  let restarts = 0;
+  const config = await configFor(server);
+  const source = new ClusterShortcutSource({
+    store, logger: createLogger('silent'), shortcutsConfig: config, namespace: options.namespace,
+    localConfig: options.local === false ? undefined : config, onRestart: () => restarts++, backoff: FAST,
+  });
+  try {
+    await source.start();
+    await run({ server, store, source, restarts: () => restarts });
+  } finally {
+    await source.stop();
+    await server.close();
+  }
+}
+
+test('is ready after the first list, even with no FCCs at all', async () => {
+  await withSource(async ({ store }) => {
+    await waitFor(() => store.isSynced(), { description: 'synced' });
+    assert.equal(store.current().fccs.length, 0);
+  });
+});
+
+test('follows FCCs being created, connected, changed and deleted', async () => {
+  await withSource(async ({ server, store }) => {
+    await waitFor(() => store.isSynced());
+    await server.create(fccObject({ connected: false }));
+    await waitFor(() => usable(store).join() === 'liqo/cluster2-cluster3:not-connected');
+    const stored = server.get({ apiVersion: 'networking.liqo.io/v1beta1', kind: 'ForeignClusterConnection', namespace: 'liqo', name: 'cluster2-cluster3' });
+    assert.ok(stored);
+    await server.updateStatus({ ...stored, status: { ...(stored.status as object), isConnected: true } });
+    await waitFor(() => usable(store).join() === 'liqo/cluster2-cluster3:usable');
+    await server.remove({ apiVersion: 'networking.liqo.io/v1beta1', kind: 'ForeignClusterConnection', namespace: 'liqo', name: 'cluster2-cluster3' });
+    await waitFor(() => store.current().fccs.length === 0);
+  });
+});
+
+test('watches one namespace when asked', async () => {
+  await withSource(async ({ server, store }) => {
+    await waitFor(() => store.isSynced());
+    await server.create(fccObject({ name: 'elsewhere', namespace: 'other', b: 'cluster4', aPod: '10.64.0.0/16', aRemapped: '10.62.0.0/16' }));
+    await server.create(fccObject({ name: 'here', namespace: 'liqo' }));
+    await waitFor(() => store.current().fccs.length === 1);
+    assert.equal(store.current().fccs[0]?.ref, 'liqo/here');
+  }, { namespace: 'liqo', seed: [{ name: 'seeded', namespace: 'other' }] });
+});
+
+test('a dropped watch is restarted and counted, and no change is lost', async () => {
+  await withSource(async ({ server, store, restarts }) => {
+    await waitFor(() => store.isSynced() && server.openWatches() >= 1);
+    server.dropWatches();
+    await server.create(fccObject());
+    await waitFor(() => usable(store).join() === 'liqo/cluster2-cluster3:usable', { description: 'the change after the drop is seen' });
+    assert.ok(restarts() >= 1);
+  });
+});
+
+test('410 Gone after compaction makes it list again, consistently', async () => {
+  await withSource(async ({ server, store }) => {
+    await waitFor(() => store.isSynced() && server.openWatches() >= 1);
+    await waitFor(() => server.openWatches() >= 2);
+    server.dropWatches();
+    await server.create(fccObject({ name: 'during-outage' }));
+    await server.remove({ apiVersion: 'networking.liqo.io/v1beta1', kind: 'ForeignClusterConnection', namespace: 'liqo', name: 'seeded' });
+    server.compact();
+    await waitFor(() => store.current().fccs.map((f) => f.ref).join() === 'liqo/during-outage', { description: 'relisted view' });
+    const lists = server.requests.filter((r) => !r.watch && r.method === 'GET' && r.path.endsWith('/foreignclusterconnections'));
+    assert.ok(lists.length >= 2, 'listed again');
+  }, { seed: [{ name: 'seeded' }] });
+});
+
+test('keeps serving the last good view while the API is away, then catches up', async () => {
+  await withSource(async ({ server, store }) => {
+    await waitFor(() => usable(store).length === 1);
+    const syncedBefore = store.lastSync();
+    server.setAvailable(false);
+    await waitFor(() => server.requests.filter((r) => r.status === 503).length >= 3, { description: 'retries while down' });
+    assert.deepEqual(usable(store), ['liqo/cluster2-cluster3:usable']);
+    assert.equal(store.lastSync(), syncedBefore, 'lastSync does not pretend');
+    server.setAvailable(true);
+    await server.create(fccObject({ name: 'after', b: 'cluster4', aPod: '10.64.0.0/16', aRemapped: '10.62.0.0/16' }));
+    await waitFor(() => usable(store).length === 2, { description: 'caught up after the outage' });
+    assert.ok((store.lastSync() ?? 0) > (syncedBefore ?? 0));
+  }, { seed: [{}] });
+});
+
+function connection(peer: string, value: string): object {
+  return {
+    apiVersion: 'networking.liqo.io/v1beta1', kind: 'Connection',
+    metadata: { name: 'gw', namespace: `liqo-tenant-${peer}`, labels: { 'liqo.io/remote-cluster-id': peer } },
+    spec: {}, status: { value },
+  };
+}
+
+test('a peer whose Liqo Connection is not Connected is tunnel-down until it is', async () => {
+  await withSource(async ({ server, store }) => {
+    await waitFor(() => usable(store).join() === 'liqo/cluster2-cluster3:tunnel-down', { description: 'tunnel down at start' });
+    assert.equal(store.current().version <= 2, true, 'the first FCC snapshot already knew the tunnel state');
+    const stored = server.get({ apiVersion: 'networking.liqo.io/v1beta1', kind: 'Connection', namespace: 'liqo-tenant-cluster3', name: 'gw' });
+    assert.ok(stored);
+    await server.updateStatus({ ...stored, status: { value: 'Connected' } });
+    await waitFor(() => usable(store).join() === 'liqo/cluster2-cluster3:usable', { description: 'tunnel up' });
+  }, { seed: [{}], connections: [connection('cluster3', 'Error')] });
+});
+
+test('without the Connection CRD the FCC alone decides', async () => {
+  await withSource(async ({ store }) => {
+    await waitFor(() => usable(store).join() === 'liqo/cluster2-cluster3:usable');
+  }, { seed: [{}], withoutConnections: true });
+});
+
+test('FCCs can come from another cluster (the hub) while Connections come from the local one', async () => {
+  const hub = await startKubeApiServer();
+  const leaf = await startKubeApiServer();
+  await hub.create(fccObject());
+  await leaf.create(connection('cluster3', 'Connecting'));
+  const store = new SnapshotStore();
+  const source = new ClusterShortcutSource({ store, logger: createLogger('silent'), shortcutsConfig: await configFor(hub),
+    namespace: undefined, localConfig: await configFor(leaf), backoff: FAST });
+  try {
+    await source.start();
+    await waitFor(() => usable(store).join() === 'liqo/cluster2-cluster3:tunnel-down');
+    assert.equal(leaf.requests.some((r) => r.path.includes('foreignclusterconnections')), false, 'FCCs are not read from the leaf');
+  } finally {
+    await source.stop();
+    await hub.close();
+    await leaf.close();
+  }
+});
