@@ -1,4 +1,6 @@
 // Composition root: the only file that starts things. Command line → config → view → app → listen; signals.
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { buildOpsApp, buildWebhookApp, type WebhookApp } from './app.ts';
 import { EXIT_INVALID_INPUT, EXIT_OK, EXIT_USAGE, parseCommand, runRewrite, TOP_USAGE, type Io } from './cli.ts';
 import type { ServeConfig } from './config.ts';
@@ -10,6 +12,7 @@ import { createLogger, errorMessage, type Logger } from './log.ts';
 import { Metrics } from './metrics.ts';
 import { localClusters, localStates } from './server/debug-pairs.ts';
 import { CertificateWatcher } from './tls.ts';
+import { LeaderElector } from './controller/leader.ts';
 import { SliceReconciler } from './controller/reconciler.ts';
 import { loadKubeAccess, type KubeAccess } from './kube/client.ts';
 import { ClusterShortcutSource } from './view/cluster-source.ts';
@@ -61,6 +64,19 @@ function kubeAccessFor(config: ServeConfig, env: NodeJS.ProcessEnv): { local: Ku
   const local = loadKubeAccess(localFile, env);
   const shortcuts = config.shortcutsKubeconfig !== undefined ? loadKubeAccess(config.shortcutsKubeconfig, env) : local;
   return { local, shortcuts };
+}
+
+const LEASE_NAME = 'shortcut-webhook-controller';
+const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/** The downward API's POD_NAMESPACE, else the service account's namespace file; undefined outside a pod. */
+function podNamespace(env: NodeJS.ProcessEnv): string | undefined {
+  if (env.POD_NAMESPACE) return env.POD_NAMESPACE;
+  try {
+    return readFileSync(SERVICE_ACCOUNT_NAMESPACE, 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function signalled(): Promise<string> {
@@ -115,11 +131,20 @@ async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promise<numbe
     });
   if (shortcuts !== undefined) logger.info({ from: shortcuts.origin, namespace: config.shortcutsNamespace ?? 'all' }, 'watching ForeignClusterConnections');
   let controller: SliceReconciler | undefined;
+  let elector: LeaderElector | undefined;
   if (!config.controller) logger.info('controller off (--no-controller)');
   else if (local === undefined) logger.info('controller off: no local cluster API to reconcile stored slices with (file mode without --kubeconfig)');
   else {
+    const namespace = podNamespace(env);
+    elector = namespace === undefined ? undefined : new LeaderElector({
+      config: local.config, namespace, name: LEASE_NAME, identity: env.POD_NAME || `${hostname()}-${process.pid}`, logger,
+      onChange: (leader) => { if (leader) controller?.trigger('became the leader', 0); },
+    });
+    if (elector === undefined) logger.info('no POD_NAMESPACE: no leader election, this replica reconciles alone');
+    const isLeader = elector === undefined ? undefined : () => elector?.isLeader() === true;
     controller = new SliceReconciler({
       config: local.config, view: store, clusterId: config.clusterId, logger, metrics, resyncIntervalMs: config.resyncIntervalMs,
+      ...(isLeader === undefined ? {} : { isLeader }),
     });
   }
 
@@ -142,6 +167,7 @@ async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promise<numbe
     return EXIT_INVALID_INPUT;
   }
   await source.start();
+  elector?.start();
   controller?.start();
   logger.info({ webhook: webhook.addresses(), ops: ops.addresses(), source: config.source, clusterId: config.clusterId ?? null }, 'serving');
 
@@ -150,6 +176,7 @@ async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promise<numbe
   logger.info({ signal }, 'shutting down: finishing in-flight reviews');
   await webhook.close();
   await controller?.stop();
+  await elector?.stop();
   await source.stop();
   certificates.stop();
   await ops.close();

@@ -3,6 +3,7 @@ import jsonpatch from 'fast-json-patch';
 import { reviewEndpointSlice } from '../../src/admission/review-endpoint-slice.ts';
 import { decodeReview } from '../../src/admission/review.ts';
 import type { ShortcutView } from '../../src/view/shortcut-view.ts';
+import { post1 } from './https-client.ts';
 import type { MutateHook } from './kube-api-server.ts';
 
 export function webhookHook(view: ShortcutView, clusterId?: string): MutateHook {
@@ -16,5 +17,33 @@ export function webhookHook(view: ShortcutView, clusterId?: string): MutateHook 
     const outcome = reviewEndpointSlice(decoded.request, view.current(), { clusterId });
     if (outcome.kind !== 'patched') return object;
     return jsonpatch.applyPatch(structuredClone(object), outcome.patch.map((op) => ({ ...op })), true, false).newDocument;
+  };
+}
+
+/**
+ * What kube-apiserver really does: POST an AdmissionReview to the webhook over HTTPS and apply the returned JSON
+ * Patch. Until `target()` names a server, or when the call fails, the write goes through unchanged
+ * (failurePolicy: Ignore).
+ */
+export function httpsWebhookHook(target: () => { url: string; ca: Buffer } | undefined): MutateHook {
+  let uid = 0;
+  return async (object, context) => {
+    const webhook = target();
+    if (context.resource.plural !== 'endpointslices' || webhook === undefined) return object;
+    const review = {
+      apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+      request: { uid: `apiserver-${++uid}`, kind: { group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice' },
+        resource: { group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices' },
+        operation: context.operation, object, oldObject: context.old ?? null, dryRun: context.dryRun },
+    };
+    try {
+      const answer = await post1(`${webhook.url}/mutate/endpointslices?timeout=5s`, webhook.ca, JSON.stringify(review));
+      const patch: unknown = JSON.parse(answer.body)?.response?.patch;
+      if (typeof patch !== 'string') return object;
+      const operations = JSON.parse(Buffer.from(patch, 'base64').toString());
+      return jsonpatch.applyPatch(structuredClone(object), operations, true, false).newDocument;
+    } catch {
+      return object;
+    }
   };
 }

@@ -1,0 +1,64 @@
+// End to end in cluster mode: the real executable watches FCCs on a test API server, which calls the executable's
+// own webhook over HTTPS on every slice write, exactly as kube-apiserver does; the controller converges stored slices.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { fccObject, sliceObject } from './support/builders.ts';
+import { makeCerts } from './support/certs.ts';
+import { startKubeApiServer } from './support/kube-api-server.ts';
+import { httpsWebhookHook } from './support/kube-webhook.ts';
+import { startServer, type RunningServer } from './support/process.ts';
+import { waitFor } from './support/wait-for.ts';
+
+const certs = makeCerts();
+const FCC = { apiVersion: 'networking.liqo.io/v1beta1', kind: 'ForeignClusterConnection', namespace: 'liqo', name: 'cluster2-cluster3' } as const;
+
+test('watches FCCs through the API, rewrites writes through HTTPS, and converges stored slices both ways', async () => {
+  let webhook: RunningServer | undefined;
+  const api = await startKubeApiServer({
+    mutate: httpsWebhookHook(() => (webhook === undefined ? undefined : { url: `https://localhost:${webhook.webhookPort}`, ca: certs.ca })),
+  });
+  try {
+    await api.create(fccObject());
+    await api.create(sliceObject({ name: 'stored-before', addresses: [['10.63.0.1'], ['10.200.0.1']] }));
+    await api.create(sliceObject({ name: 'not-reflected', managedBy: 'endpointslice-controller.k8s.io', addresses: [['10.63.0.2']] }));
+    webhook = await startServer(['--tls-cert', certs.certFile, '--tls-key', certs.keyFile, '--kubeconfig', await api.kubeconfig(),
+      '--resync-interval', '0', '--cluster-id', 'cluster2'], { POD_NAMESPACE: 'shortcut-webhook', POD_NAME: 'webhook-0' });
+    const slice = (name: string) => api.get({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', namespace: 'demo', name });
+    const addresses = (name: string) => JSON.stringify((slice(name)?.endpoints as { addresses: string[] }[]).map((e) => e.addresses));
+
+    await waitFor(() => addresses('stored-before') === '[["10.61.0.1"],["10.200.0.1"]]', { timeoutMs: 15_000, description: 'stored slice converged' });
+    assert.equal(addresses('not-reflected'), '[["10.63.0.2"]]');
+
+    await api.create(sliceObject({ name: 'created-later', addresses: [['10.63.0.9']] }));
+    assert.equal(addresses('created-later'), '[["10.61.0.9"]]', 'the create itself was patched by the webhook');
+
+    const fcc = api.get(FCC);
+    assert.ok(fcc);
+    await api.updateStatus({ ...fcc, status: { ...(fcc.status as object), isConnected: false, phase: 'Failed' } });
+    await waitFor(() => addresses('stored-before') === '[["10.63.0.1"],["10.200.0.1"]]' && addresses('created-later') === '[["10.63.0.9"]]',
+      { timeoutMs: 15_000, description: 'restored after the shortcut went down' });
+    assert.deepEqual(slice('stored-before')?.metadata?.annotations ?? {}, {});
+
+    const ops = `http://127.0.0.1:${webhook.opsPort}`;
+    assert.equal((await fetch(`${ops}/readyz`)).status, 200);
+    const metrics = await (await fetch(`${ops}/metrics`)).text();
+    assert.match(metrics, /shortcut_webhook_slices_reconciled_total\{result="patched"\} [2-9]/);
+    assert.match(metrics, /shortcut_webhook_pairs\{state="not-connected"\} 1/);
+    const lease = api.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'shortcut-webhook', name: 'shortcut-webhook-controller' });
+    assert.equal((lease?.spec as { holderIdentity?: string }).holderIdentity, 'webhook-0');
+
+    const writes = api.requests.filter((r) => r.method === 'PATCH').length;
+    webhook.child.kill('SIGTERM');
+    assert.equal(await webhook.exited, 0);
+    assert.equal(api.requests.filter((r) => r.method === 'PATCH').length, writes, 'no writes after convergence');
+    const released = api.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'shortcut-webhook', name: 'shortcut-webhook-controller' });
+    assert.equal((released?.spec as { holderIdentity?: string | null }).holderIdentity ?? null, null, 'the lease is released on shutdown');
+  } finally {
+    webhook?.child.kill('SIGKILL');
+    await api.close();
+  }
+});
+
+test('cluster mode without any cluster to talk to stops with a clear message', async () => {
+  await assert.rejects(startServer(['--tls-cert', certs.certFile, '--tls-key', certs.keyFile]), /no cluster to watch shortcuts on/);
+});

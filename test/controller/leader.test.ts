@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
+import { LeaderElector } from '../../src/controller/leader.ts';
+import { createLogger } from '../../src/log.ts';
+import { startKubeApiServer, type KubeApiServer } from '../support/kube-api-server.ts';
+import { waitFor } from '../support/wait-for.ts';
+
+async function elector(server: KubeApiServer, identity: string, options: { leaseDurationMs?: number } = {}): Promise<LeaderElector> {
+  const config = new KubeConfig();
+  config.loadFromFile(await server.kubeconfig());
+  return new LeaderElector({ config, namespace: 'shortcut-webhook', name: 'shortcut-webhook-controller', identity,
+    logger: createLogger('silent'), leaseDurationMs: options.leaseDurationMs ?? 1000, renewIntervalMs: 50, renewDeadlineMs: 500 });
+}
+
+test('one of two replicas leads, and the other takes over when it steps down', async () => {
+  const server = await startKubeApiServer();
+  // A lease far longer than a cold start's first requests: b must see a's lease as held, never as expired.
+  const a = await elector(server, 'pod-a', { leaseDurationMs: 10_000 });
+  const b = await elector(server, 'pod-b', { leaseDurationMs: 10_000 });
+  try {
+    a.start();
+    await waitFor(() => a.isLeader());
+    b.start();
+    await waitFor(() => server.requests.filter((r) => r.path.includes('/leases/') && r.method === 'GET').length >= 6);
+    assert.equal(b.isLeader(), false);
+    const lease = server.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'shortcut-webhook', name: 'shortcut-webhook-controller' });
+    assert.equal((lease?.spec as { holderIdentity?: string }).holderIdentity, 'pod-a');
+    await a.stop();
+    await waitFor(() => b.isLeader(), { description: 'b takes over after a releases' });
+    assert.equal(a.isLeader(), false);
+  } finally {
+    await a.stop();
+    await b.stop();
+    await server.close();
+  }
+});
+
+test('a lease left by a crashed leader is taken over once it expires', async () => {
+  const server = await startKubeApiServer();
+  await server.create({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'shortcut-webhook-controller', namespace: 'shortcut-webhook' },
+    spec: { holderIdentity: 'pod-crashed', leaseDurationSeconds: 1, renewTime: new Date().toISOString(), leaseTransitions: 3 } });
+  const b = await elector(server, 'pod-b');
+  try {
+    b.start();
+    await waitFor(() => b.isLeader(), { description: 'b takes over the expired lease' });
+    const lease = server.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'shortcut-webhook', name: 'shortcut-webhook-controller' });
+    assert.deepEqual([(lease?.spec as { holderIdentity?: string }).holderIdentity, (lease?.spec as { leaseTransitions?: number }).leaseTransitions], ['pod-b', 4]);
+  } finally {
+    await b.stop();
+    await server.close();
+  }
+});
+
+test('a leader that cannot renew stops acting as leader after its renew deadline', async () => {
+  const server = await startKubeApiServer();
+  const a = await elector(server, 'pod-a', { leaseDurationMs: 300 });
+  try {
+    a.start();
+    await waitFor(() => a.isLeader());
+    server.failNext({ pathIncludes: '/leases/', count: 1000 }, 503);
+    await waitFor(() => !a.isLeader(), { description: 'a steps down after its renew deadline' });
+  } finally {
+    await a.stop();
+    await server.close();
+  }
+});
+
+test('without a Lease API every replica acts as leader', async () => {
+  const server = await startKubeApiServer();
+  server.unregisterResource({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease' });
+  const a = await elector(server, 'pod-a');
+  try {
+    a.start();
+    await waitFor(() => a.isLeader());
+  } finally {
+    await a.stop();
+    await server.close();
+  }
+});
