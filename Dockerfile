@@ -1,0 +1,51 @@
+# syntax=docker/dockerfile:1
+# shortcut-webhook image: a bundled, tsx-free runtime on distroless Node.js 20, running as a numeric non-root user.
+#
+#   docker build -t shortcut-webhook:0.1.0 .
+#
+# Stages: `build` bundles src/ into one ES module with esbuild (packages stay external), `deps` installs production
+# dependencies only, and the final stage copies the two onto a base image with no shell and no package manager.
+
+ARG NODE_IMAGE=node:20-bookworm-slim
+ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs20-debian12:nonroot
+
+# The bundle is the same on every platform, so it is built natively when cross-building.
+FROM --platform=$BUILDPLATFORM ${NODE_IMAGE} AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+# esbuild reads tsconfig.json too (class field semantics follow its target), so the bundle behaves as under tsx.
+COPY tsconfig.json ./
+COPY bin ./bin
+COPY src ./src
+# A tiny entry on stdin calls main() exactly as bin/shortcut-webhook.js does, without tsx at run time (tsx would
+# also want to write a cache under /tmp, and the root filesystem is read-only).
+RUN echo "import { main } from './src/main.ts'; process.exitCode = await main(process.argv.slice(2));" \
+  | ./node_modules/.bin/esbuild --bundle --platform=node --target=node20 --format=esm --packages=external \
+      --loader=ts --sourcefile=shortcut-webhook.ts --sourcemap --log-level=warning \
+      --outfile=dist/shortcut-webhook.mjs
+
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+# tsx (and the esbuild binary it brings) only serves `npx shortcut-webhook` in a checkout; the image runs the bundle.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+  && rm -rf node_modules/tsx node_modules/esbuild node_modules/@esbuild node_modules/.bin \
+  && npm cache clean --force
+
+FROM ${RUNTIME_IMAGE}
+LABEL org.opencontainers.image.title="shortcut-webhook" \
+      org.opencontainers.image.description="Mutating admission webhook that routes Liqo reflected EndpointSlices through leaf-to-leaf shortcuts" \
+      org.opencontainers.image.licenses="Apache-2.0"
+WORKDIR /app
+# distroless keeps node in /nodejs/bin; on PATH, `node` works for the entrypoint and the Deployment's preStop hook
+# alike, and on a node:20 base too.
+ENV NODE_ENV=production \
+    PATH=/nodejs/bin:/usr/local/bin:/usr/bin:/bin
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /src/dist ./dist
+COPY package.json ./
+USER 65532:65532
+EXPOSE 9443 8080
+ENTRYPOINT ["node", "--enable-source-maps", "dist/shortcut-webhook.mjs"]
+CMD ["serve"]

@@ -1,0 +1,41 @@
+// docs/deploy.md names files, values and flags; this keeps them real.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { chartValues } from './support/chart.ts';
+import { isRecord } from './support/kube.ts';
+import { repoPath } from './support/paths.ts';
+
+const doc = readFileSync(repoPath('docs/deploy.md'), 'utf8');
+
+describe('docs/deploy.md', () => {
+  test('every file or folder of the repository it names exists', () => {
+    const paths = new Set([...doc.matchAll(/\b((?:manifests|charts|certs|dashboards|docs)\/[A-Za-z0-9_./-]*[A-Za-z0-9_/-])/g)].map((match) => match[1] ?? ''));
+    assert.ok(paths.size > 5);
+    for (const path of paths) {
+      if (path.startsWith('certs/out')) continue; // generated
+      assert.ok(existsSync(repoPath(path)), `${path} does not exist`);
+    }
+  });
+
+  test('every Helm value it names exists in values.yaml', () => {
+    const values = chartValues();
+    const named = [...doc.matchAll(/`((?:image|shortcuts|controller|webhook|crds|tls|metrics|resources|spread|replicaCount|clusterId|logLevel|nodeSelector|tolerations|priorityClassName|affinity|topologySpreadConstraints|commonLabels|podLabels)(?:\.[A-Za-z]+)*)(?:=[^`]*)?`/g)].map((match) => match[1] ?? '');
+    assert.ok(named.length > 10);
+    for (const path of named) {
+      let node: unknown = values;
+      for (const key of path.split('.')) {
+        assert.ok(isRecord(node) && key in node, `${path} is not a value of the chart`);
+        node = node[key];
+      }
+    }
+  });
+
+  test('every flag it gives install-secret.sh is one the script knows', () => {
+    const script = readFileSync(repoPath('certs/install-secret.sh'), 'utf8');
+    const flags = [...doc.matchAll(/install-secret\.sh[^\n`]*/g)].flatMap((match) => [...match[0].matchAll(/(--[a-z-]+)/g)].map((flag) => flag[1] ?? ''));
+    flags.push(...[...doc.matchAll(/`(--print-ca-bundle)`/g)].map((match) => match[1] ?? ''));
+    assert.ok(flags.length > 0);
+    for (const flag of flags) assert.ok(script.includes(`${flag})`), `install-secret.sh has no ${flag}`);
+  });
+});

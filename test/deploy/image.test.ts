@@ -1,0 +1,243 @@
+// The image (Dockerfile, .dockerignore) and how the Deployment starts it. No Docker engine runs here, so the
+// Dockerfile is read, and its bundling step is run for real against this checkout; the Deployment's arguments and
+// environment go through the real command-line parser.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { parseCommand } from '../../src/cli.ts';
+import { renderChart } from './support/chart.ts';
+import { containerOf } from './support/checks.ts';
+import { at, isRecord, listAt, only, readManifests, stringAt, type KubeObject } from './support/kube.ts';
+import { repoPath, repoRoot } from './support/paths.ts';
+
+interface Instruction { readonly keyword: string; readonly args: string; readonly stage: number }
+
+/** Dockerfile instructions with continuation lines joined and comments dropped, numbered by stage. */
+function instructions(text: string): Instruction[] {
+  const joined = text.split('\n').filter((line) => !/^\s*#/.test(line)).join('\n').replace(/\\\n/g, ' ');
+  const result: Instruction[] = [];
+  let stage = -1;
+  for (const line of joined.split('\n')) {
+    const match = /^\s*([A-Z]+)\s+(.*)$/.exec(line);
+    if (!match?.[1]) continue;
+    if (match[1] === 'FROM') stage += 1;
+    result.push({ keyword: match[1], args: (match[2] ?? '').replace(/\s+/g, ' ').trim(), stage });
+  }
+  return result;
+}
+
+const dockerfile = instructions(readFileSync(repoPath('Dockerfile'), 'utf8'));
+const finalStage = Math.max(...dockerfile.map((instruction) => instruction.stage));
+const final = dockerfile.filter((instruction) => instruction.stage === finalStage);
+const args = new Map(dockerfile.filter((instruction) => instruction.keyword === 'ARG' && instruction.stage === -1).map((instruction) => {
+  const [name = '', value = ''] = instruction.args.split('=');
+  return [name, value];
+}));
+
+function resolveArgs(text: string): string {
+  return text.replace(/\$\{?([A-Z_]+)\}?/g, (whole, name: string) => args.get(name) ?? whole);
+}
+
+// .dockerignore: the subset of its syntax in use (globs with * and **, no exceptions).
+const ignorePatterns = readFileSync(repoPath('.dockerignore'), 'utf8').split('\n').map((line) => line.trim()).filter((line) => line !== '' && !line.startsWith('#'));
+
+function ignored(path: string): boolean {
+  const matches = (pattern: string, candidate: string): boolean => {
+    // `**/` matches any number of directories, none included (Docker's extension of filepath.Match).
+    const glob = (part: string): string => part.split('*').map((piece) => piece.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('[^/]*');
+    const regex = pattern.split('**/').map((part) => part.split('**').map(glob).join('.*')).join('(?:.*/)?');
+    return new RegExp(`^${regex}$`).test(candidate);
+  };
+  const parts = path.split('/');
+  return ignorePatterns.some((pattern) => {
+    assert.ok(!pattern.startsWith('!'), 'exceptions are not emulated');
+    const clean = pattern.replace(/^\/|\/$/g, '');
+    return parts.some((_part, index) => matches(clean, parts.slice(0, index + 1).join('/')));
+  });
+}
+
+describe('the Dockerfile', () => {
+  test('builds in stages on Node 20 and runs on a distroless or slim Node 20 base', () => {
+    const bases = dockerfile.filter((instruction) => instruction.keyword === 'FROM').map((instruction) => resolveArgs(instruction.args));
+    assert.ok(bases.length >= 2, 'multi-stage');
+    for (const base of bases) assert.match(base, /node(js)?:?20|nodejs20/, base);
+    assert.match(bases.at(-1) ?? '', /^(gcr\.io\/distroless\/nodejs20-debian12(:nonroot)?|node:20-[a-z]+-slim)$/);
+  });
+
+  test('runs as a numeric non-root user, the one the Deployment asks for', () => {
+    const users = final.filter((instruction) => instruction.keyword === 'USER');
+    assert.equal(users.length, 1);
+    const [user, group] = (users[0]?.args ?? '').split(':');
+    assert.match(user ?? '', /^[1-9]\d*$/);
+    const deployment = only(readManifests(repoPath('manifests/05-deployment.yaml')), 'Deployment');
+    assert.equal(Number(user), at(deployment, 'spec.template.spec.securityContext.runAsUser'));
+    assert.equal(Number(group), at(deployment, 'spec.template.spec.securityContext.runAsGroup'));
+  });
+
+  test('installs production dependencies only, from the lockfile, and drops the tsx runtime', () => {
+    const installs = dockerfile.filter((instruction) => instruction.keyword === 'RUN' && /\bnpm (ci|install|i)\b/.test(instruction.args));
+    assert.ok(installs.every((instruction) => /\bnpm ci\b/.test(instruction.args)), 'npm ci, never npm install');
+    const copiedModules = final.find((instruction) => instruction.keyword === 'COPY' && instruction.args.includes('node_modules'));
+    const fromStage = /--from=(\S+)/.exec(copiedModules?.args ?? '')?.[1];
+    const stageNames = dockerfile.filter((instruction) => instruction.keyword === 'FROM').map((instruction) => / AS (\S+)$/i.exec(instruction.args)?.[1]);
+    const depsStage = stageNames.indexOf(fromStage);
+    assert.ok(depsStage >= 0, 'node_modules come from a named stage');
+    const depsInstall = dockerfile.find((instruction) => instruction.stage === depsStage && instruction.keyword === 'RUN' && instruction.args.includes('npm ci'));
+    assert.match(depsInstall?.args ?? '', /--omit=dev/);
+    assert.match(depsInstall?.args ?? '', /rm -rf node_modules\/tsx/);
+  });
+
+  test('the final stage copies only the bundle, the production node_modules and package.json, and runs nothing', () => {
+    assert.ok(!final.some((instruction) => instruction.keyword === 'RUN'), 'a distroless stage has no shell to RUN with');
+    const copies = final.filter((instruction) => instruction.keyword === 'COPY').map((instruction) => instruction.args);
+    assert.deepEqual(copies, ['--from=deps /app/node_modules ./node_modules', '--from=build /src/dist ./dist', 'package.json ./']);
+    assert.ok(!dockerfile.some((instruction) => instruction.keyword === 'ADD'), 'no ADD (no remote fetches, no tar magic)');
+  });
+
+  test('starts the bundle with `serve` by default and exposes the webhook and ops ports', () => {
+    const entrypoint: unknown = JSON.parse(final.find((instruction) => instruction.keyword === 'ENTRYPOINT')?.args ?? 'null');
+    assert.deepEqual(entrypoint, ['node', '--enable-source-maps', 'dist/shortcut-webhook.mjs']);
+    const command: unknown = JSON.parse(final.find((instruction) => instruction.keyword === 'CMD')?.args ?? 'null');
+    assert.deepEqual(command, ['serve']);
+    const exposed = final.filter((instruction) => instruction.keyword === 'EXPOSE').flatMap((instruction) => instruction.args.split(' '));
+    assert.deepEqual(exposed.sort(), ['8080', '9443']);
+  });
+
+  test('puts node on PATH, which the preStop hook of the Deployment relies on', () => {
+    const env = final.filter((instruction) => instruction.keyword === 'ENV').map((instruction) => instruction.args).join(' ');
+    const path = /PATH=(\S+)/.exec(env)?.[1] ?? '';
+    assert.ok(path.split(':').includes('/nodejs/bin'), 'distroless keeps node in /nodejs/bin');
+    assert.match(env, /NODE_ENV=production/);
+  });
+
+  test('copies from the build context only files that exist and that .dockerignore lets through', () => {
+    for (const instruction of dockerfile.filter((item) => item.keyword === 'COPY' && !item.args.startsWith('--from'))) {
+      const sources = instruction.args.split(' ').slice(0, -1);
+      for (const source of sources) {
+        assert.ok(existsSync(repoPath(source)), `${source} exists`);
+        assert.ok(!ignored(source.replace(/\/$/, '')), `${source} is not ignored`);
+      }
+    }
+  });
+});
+
+describe('.dockerignore', () => {
+  test('keeps dependencies, keys, generated certificates, git, tests and benchmarks out of the build context', () => {
+    for (const path of ['node_modules/yaml/package.json', 'certs/out/tls.key', 'certs/out/ca.crt', 'deep/dir/server.key', 'x.pem', '.git/HEAD', 'test/run.mjs', 'bench/run.ts']) {
+      assert.ok(ignored(path), `${path} is ignored`);
+    }
+  });
+
+  test('lets the sources and the lockfile through', () => {
+    for (const path of ['src/main.ts', 'src/core/rewrite.ts', 'bin/shortcut-webhook.js', 'package.json', 'package-lock.json', 'tsconfig.json']) {
+      assert.ok(!ignored(path), `${path} is let through`);
+    }
+  });
+});
+
+describe('the bundle the Dockerfile builds', () => {
+  const out = repoPath('.tmp', `image-test-${process.pid}`);
+  after(() => rmSync(out, { recursive: true, force: true }));
+  const build = dockerfile.find((instruction) => instruction.keyword === 'RUN' && instruction.args.includes('esbuild'));
+  let bundled: { status: number | null; stderr: string } | undefined;
+  const bundle = (): string => {
+    const outfile = join(out, 'shortcut-webhook.mjs');
+    if (bundled === undefined) {
+      mkdirSync(out, { recursive: true });
+      const command = (build?.args ?? '').replace('--outfile=dist/shortcut-webhook.mjs', `--outfile=${outfile}`);
+      assert.ok(command.includes(outfile), 'the build step writes dist/shortcut-webhook.mjs');
+      // Docker runs RUN lines with /bin/sh -c in WORKDIR, which holds a copy of this checkout.
+      const result = spawnSync('/bin/sh', ['-c', command], { cwd: repoRoot, encoding: 'utf8' });
+      bundled = { status: result.status, stderr: result.stderr };
+    }
+    assert.equal(bundled.status, 0, bundled.stderr);
+    return outfile;
+  };
+
+  test('bundles src/main.ts without tsx and imports only production dependencies at run time', () => {
+    const text = readFileSync(bundle(), 'utf8');
+    const pkg: unknown = JSON.parse(readFileSync(repoPath('package.json'), 'utf8'));
+    const dependencies = new Set(Object.keys(isRecord(pkg) && isRecord(pkg['dependencies']) ? pkg['dependencies'] : {}));
+    const builtins = new Set(builtinModules);
+    const imported = new Set<string>();
+    for (const match of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)["']([^"'./][^"']*)["']/g)) {
+      const specifier = match[1] ?? '';
+      if (specifier.startsWith('node:') || builtins.has(specifier.split('/')[0] ?? '')) continue;
+      const parts = specifier.split('/');
+      imported.add(specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0] ?? specifier);
+    }
+    assert.ok(imported.size > 0, 'packages stay external');
+    for (const name of imported) {
+      assert.ok(dependencies.has(name), `${name} is imported at run time but is not a production dependency`);
+      assert.ok(name !== 'tsx' && name !== 'esbuild', `${name} is removed from the image`);
+    }
+  });
+
+  test('answers --help and serve --help', () => {
+    const outfile = bundle();
+    for (const argv of [['--help'], ['serve', '--help']]) {
+      const result = spawnSync(process.execPath, ['--enable-source-maps', outfile, ...argv], { cwd: repoRoot, encoding: 'utf8', timeout: 30_000 });
+      assert.equal(result.status, 0, `${argv.join(' ')}: ${result.stderr}`);
+      assert.match(result.stdout, /serve/);
+    }
+  });
+});
+
+/** The argv and environment a container of the Deployment starts with (downward API values filled in). */
+function startup(deployment: KubeObject): { argv: string[]; env: NodeJS.ProcessEnv } {
+  const container = containerOf(deployment);
+  const env: NodeJS.ProcessEnv = {};
+  for (const item of listAt(container, 'env')) {
+    const name = stringAt(item, 'name');
+    env[name] = isRecord(item) && typeof item['value'] === 'string' ? item['value'] : `from-${name.toLowerCase()}`;
+  }
+  return { argv: listAt(container, 'args').map(String), env };
+}
+
+describe('the Deployment\'s command line, read by the real parser', () => {
+  test('the plain manifests start `serve` on 9443/8080 with the mounted certificate', () => {
+    const { argv, env } = startup(only(readManifests(repoPath('manifests/05-deployment.yaml')), 'Deployment'));
+    const command = parseCommand(argv, env);
+    assert.equal(command.kind, 'serve', JSON.stringify(command));
+    if (command.kind !== 'serve') return;
+    assert.equal(command.config.port, 9443);
+    assert.equal(command.config.opsPort, 8080);
+    assert.equal(command.config.tlsCert, '/etc/shortcut-webhook/tls/tls.crt');
+    assert.equal(command.config.tlsKey, '/etc/shortcut-webhook/tls/tls.key');
+    assert.equal(command.config.source, 'cluster');
+    assert.equal(command.config.controller, true);
+    assert.equal(command.config.resyncIntervalMs, 5 * 60_000);
+    assert.equal(command.config.logLevel, 'info');
+    assert.notEqual(command.config.host, '127.0.0.1', 'reachable from the Service');
+  });
+
+  test('the chart\'s hub source, namespace, cluster ID and --no-controller reach the config', () => {
+    const rendered = renderChart({
+      values: {
+        clusterId: 'cluster2',
+        logLevel: 'warn',
+        controller: { enabled: false },
+        shortcuts: { source: 'hubKubeconfig', hubKubeconfigSecret: 'hub', namespace: 'liqo' },
+      },
+    });
+    const { argv, env } = startup(only(rendered.objects, 'Deployment'));
+    const command = parseCommand(argv, env);
+    assert.equal(command.kind, 'serve', JSON.stringify(command));
+    if (command.kind !== 'serve') return;
+    assert.equal(command.config.shortcutsKubeconfig, '/etc/shortcut-webhook/hub/kubeconfig');
+    assert.equal(command.config.shortcutsNamespace, 'liqo');
+    assert.equal(command.config.clusterId, 'cluster2');
+    assert.equal(command.config.controller, false);
+    assert.equal(command.config.logLevel, 'warn');
+  });
+
+  test('the service-link variables that enableServiceLinks: false keeps out would break the port', () => {
+    const { argv, env } = startup(only(readManifests(repoPath('manifests/05-deployment.yaml')), 'Deployment'));
+    const { SHORTCUT_WEBHOOK_PORT: _ignored, ...withoutPort } = env;
+    const command = parseCommand(argv, { ...withoutPort, SHORTCUT_WEBHOOK_PORT: 'tcp://10.96.0.10:443' });
+    assert.equal(command.kind, 'usage-error');
+  });
+});

@@ -1,0 +1,395 @@
+// The plain manifests (manifests/, manifests/hub/): what `kubectl apply -f` and `-k` would send, checked offline.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import { parse } from 'yaml';
+import {
+  assertHardenedDeployment,
+  assertNoLiqoWebhookLabel,
+  assertNoWildcards,
+  assertSafeWebhook,
+  containerOf,
+  expectedLeafGrants,
+  expectedLeaseGrants,
+  grants,
+  selectorMatches,
+} from './support/checks.ts';
+import {
+  at,
+  isRecord,
+  listAt,
+  only,
+  parseManifests,
+  readManifests,
+  recordAt,
+  stringAt,
+  unknownFields,
+  validateAgainstSchema,
+  type KubeObject,
+} from './support/kube.ts';
+import { repoPath } from './support/paths.ts';
+import { leaseName } from './support/spec.ts';
+
+const manifestsDir = repoPath('manifests');
+const hubDir = repoPath('manifests/hub');
+const namespace = 'shortcut-webhook';
+
+// What `kubectl apply -f DIR` reads: *.yaml, *.yml and *.json directly in DIR, not in subfolders.
+function applyFiles(dir: string): string[] {
+  return readdirSync(dir).filter((file) => /\.(ya?ml|json)$/.test(file) && statSync(join(dir, file)).isFile()).sort();
+}
+
+function load(dir: string): KubeObject[] {
+  return applyFiles(dir).flatMap((file) => readManifests(join(dir, file)));
+}
+
+const objects = load(manifestsDir);
+const hubObjects = load(hubDir);
+
+function kustomizationResources(dir: string): string[] {
+  const kustomization: unknown = parse(readFileSync(join(dir, 'Kustomization'), 'utf8'));
+  assert.equal(at(kustomization, 'kind'), 'Kustomization');
+  return listAt(kustomization, 'resources').map(String);
+}
+
+function deepCopy<T>(value: T): T {
+  return structuredClone(value);
+}
+
+describe('manifests/ as kubectl reads them', () => {
+  test('holds the objects of SPEC §7 and nothing kubectl could not apply', () => {
+    const kinds = objects.map((object) => `${object.kind}/${object.metadata.name}`).sort();
+    assert.deepEqual(kinds, [
+      'ClusterRole/shortcut-webhook',
+      'ClusterRoleBinding/shortcut-webhook',
+      'CustomResourceDefinition/foreignclusterconnections.networking.liqo.io',
+      'Deployment/shortcut-webhook',
+      'MutatingWebhookConfiguration/shortcut-webhook',
+      'Namespace/shortcut-webhook',
+      'PodDisruptionBudget/shortcut-webhook',
+      'Role/shortcut-webhook-leader-election',
+      'RoleBinding/shortcut-webhook-leader-election',
+      'Service/shortcut-webhook',
+      'ServiceAccount/shortcut-webhook',
+    ]);
+  });
+
+  test('keeps the CRD in a file of its own that sorts first, so it can be skipped where Liqo installs it', () => {
+    const first = applyFiles(manifestsDir)[0] ?? '';
+    assert.equal(first, '00-crd-foreignclusterconnections.yaml');
+    assert.deepEqual(readManifests(join(manifestsDir, first)).map((object) => object.kind), ['CustomResourceDefinition']);
+    const namespaceFile = applyFiles(manifestsDir).find((file) => readManifests(join(manifestsDir, file)).some((object) => object.kind === 'Namespace'));
+    assert.ok(namespaceFile && namespaceFile < '02', 'the Namespace is applied before the objects in it');
+  });
+
+  test('the Kustomization lists exactly the files `kubectl apply -f` reads, and is not itself one of them', () => {
+    assert.deepEqual(kustomizationResources(manifestsDir).sort(), applyFiles(manifestsDir));
+    assert.deepEqual(kustomizationResources(hubDir).sort(), applyFiles(hubDir));
+    for (const dir of [manifestsDir, hubDir]) {
+      assert.ok(!readdirSync(dir).some((file) => /^kustomization\.ya?ml$/i.test(file)), 'a kustomization.yaml would break apply -f');
+    }
+  });
+
+  test('`kubectl kustomize` renders the same objects as `kubectl apply -f`', (t) => {
+    const probe = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' });
+    if (probe.error !== undefined || probe.status !== 0) {
+      t.skip('kubectl is not installed');
+      return;
+    }
+    for (const [dir, expected] of [[manifestsDir, objects], [hubDir, hubObjects]] as const) {
+      const result = spawnSync('kubectl', ['kustomize', dir], { encoding: 'utf8' });
+      assert.equal(result.status, 0, result.stderr);
+      const rendered = parseManifests(result.stdout, `kubectl kustomize ${dir}`);
+      const names = (list: readonly KubeObject[]): string[] => list.map((object) => `${object.kind}/${object.metadata.name}`).sort();
+      assert.deepEqual(names(rendered), names(expected));
+    }
+  });
+});
+
+describe('every object in manifests/', () => {
+  test('is valid against the Kubernetes OpenAPI schema', () => {
+    for (const object of [...objects, ...hubObjects]) {
+      assert.doesNotThrow(() => validateAgainstSchema(object), `${object.kind} ${object.metadata.name}`);
+    }
+  });
+
+  test('has no field unknown to Kubernetes', () => {
+    for (const object of [...objects, ...hubObjects]) {
+      assert.deepEqual(unknownFields(object), [], `${object.kind} ${object.metadata.name}`);
+    }
+  });
+
+  test('the schema checks catch a wrong type and a misspelt field', () => {
+    const deployment = deepCopy(only(objects, 'Deployment'));
+    const container = containerOf(deployment);
+    const ports = listAt(container, 'ports');
+    const port = ports[0];
+    assert.ok(isRecord(port));
+    port['containerPort'] = 'webhook';
+    assert.throws(() => validateAgainstSchema(deployment), /containerPort/);
+    const security = recordAt(container, 'securityContext');
+    security['readOnlyRootFileSystem'] = true;
+    assert.deepEqual(unknownFields(deployment), ['.spec.template.spec.containers[0].securityContext.readOnlyRootFileSystem']);
+  });
+
+  test('lives in the shortcut-webhook namespace when namespaced, and nowhere when cluster-scoped', () => {
+    const clusterScoped = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'MutatingWebhookConfiguration']);
+    for (const object of [...objects, ...hubObjects]) {
+      if (clusterScoped.has(object.kind)) assert.equal(object.metadata.namespace, undefined, `${object.kind} ${object.metadata.name}`);
+      else assert.equal(object.metadata.namespace, namespace, `${object.kind} ${object.metadata.name}`);
+    }
+  });
+
+  test('never carries the liqo.io/webhook label (Liqo would overwrite our caBundle)', () => {
+    assertNoLiqoWebhookLabel([...objects, ...hubObjects]);
+    for (const file of [...applyFiles(manifestsDir).map((name) => join(manifestsDir, name)), ...applyFiles(hubDir).map((name) => join(hubDir, name))]) {
+      const withoutComments = readFileSync(file, 'utf8').split('\n').filter((line) => !line.trimStart().startsWith('#')).join('\n');
+      assert.ok(!withoutComments.includes('liqo.io/webhook'), file);
+    }
+  });
+
+  test('the liqo.io/webhook check fails on a labelled object', () => {
+    const configuration = deepCopy(only(objects, 'MutatingWebhookConfiguration'));
+    const labelled = { ...configuration, metadata: { ...configuration.metadata, labels: { 'liqo.io/webhook': 'true' } } };
+    assert.throws(() => assertNoLiqoWebhookLabel([labelled]), /liqo\.io\/webhook/);
+  });
+});
+
+describe('the MutatingWebhookConfiguration', () => {
+  const configuration = only(objects, 'MutatingWebhookConfiguration');
+
+  test('has the safety settings of SPEC §7', () => {
+    assertSafeWebhook(configuration, { serviceName: 'shortcut-webhook', namespace, failurePolicy: 'Ignore' });
+  });
+
+  test('leaves caBundle out, so that re-applying never resets the one install-secret.sh patched in', () => {
+    const webhook = recordAt(listAt(configuration, 'webhooks'), '[0]');
+    assert.equal(at(webhook, 'clientConfig.caBundle'), undefined);
+  });
+
+  test('reaches the container port named webhook through Service port 443', () => {
+    const service = only(objects, 'Service', 'shortcut-webhook');
+    const servicePort = listAt(service, 'spec.ports').find((port) => at(port, 'port') === 443);
+    assert.equal(at(servicePort, 'targetPort'), 'webhook');
+    const deployment = only(objects, 'Deployment');
+    assert.ok(selectorMatches(at(service, 'spec.selector'), at(deployment, 'spec.template.metadata.labels')));
+    const containerPort = listAt(containerOf(deployment), 'ports').find((port) => at(port, 'name') === 'webhook');
+    assert.equal(at(containerPort, 'containerPort'), 9443);
+  });
+
+  test('the safety check fails on failurePolicy Fail or a missing objectSelector', () => {
+    const failing = deepCopy(configuration);
+    const webhook = recordAt(listAt(failing, 'webhooks'), '[0]');
+    webhook['failurePolicy'] = 'Fail';
+    assert.throws(() => assertSafeWebhook(failing, { serviceName: 'shortcut-webhook', namespace, failurePolicy: 'Ignore' }));
+    const unselective = deepCopy(configuration);
+    delete recordAt(listAt(unselective, 'webhooks'), '[0]')['objectSelector'];
+    assert.throws(() => assertSafeWebhook(unselective, { serviceName: 'shortcut-webhook', namespace, failurePolicy: 'Ignore' }));
+  });
+});
+
+describe('the Deployment', () => {
+  const deployment = only(objects, 'Deployment');
+
+  test('is hardened: non-root, read-only root, no capabilities, probes, resources, spread, graceful stop', () => {
+    assertHardenedDeployment(deployment, { tlsSecret: 'shortcut-webhook-tls' });
+  });
+
+  test('the hardening check fails on a root user or a writable root filesystem', () => {
+    const root = deepCopy(deployment);
+    recordAt(root, 'spec.template.spec.securityContext')['runAsUser'] = 0;
+    assert.throws(() => assertHardenedDeployment(root, { tlsSecret: 'shortcut-webhook-tls' }));
+    const writable = deepCopy(deployment);
+    recordAt(containerOf(writable), 'securityContext')['readOnlyRootFilesystem'] = false;
+    assert.throws(() => assertHardenedDeployment(writable, { tlsSecret: 'shortcut-webhook-tls' }));
+  });
+
+  test('runs as the ServiceAccount that the bindings name', () => {
+    assert.equal(at(deployment, 'spec.template.spec.serviceAccountName'), only(objects, 'ServiceAccount').metadata.name);
+  });
+
+  test('is versioned like package.json', () => {
+    const pkg: unknown = JSON.parse(readFileSync(repoPath('package.json'), 'utf8'));
+    const version = stringAt(pkg, 'version');
+    assert.equal(deployment.metadata.labels?.['app.kubernetes.io/version'], version);
+    assert.equal(stringAt(containerOf(deployment), 'image'), `shortcut-webhook:${version}`);
+  });
+});
+
+describe('RBAC', () => {
+  test('the ClusterRole grants exactly FCC and Connection reads and EndpointSlice get/list/watch/patch', () => {
+    const role = only(objects, 'ClusterRole');
+    assertNoWildcards(role);
+    assert.deepEqual(grants(role), expectedLeafGrants({ fccInCluster: true }));
+  });
+
+  test('the Role in the own namespace only creates Leases and reads and renews the controller Lease', () => {
+    const role = only(objects, 'Role');
+    assertNoWildcards(role);
+    assert.deepEqual(grants(role), expectedLeaseGrants);
+    assert.ok(JSON.stringify(grants(role)).includes(leaseName));
+    assert.ok(!objects.some((object) => object.kind === 'Role' && JSON.stringify(object).includes('"events"')), 'no event recording');
+  });
+
+  test('every binding points at a role defined here and at the webhook ServiceAccount', () => {
+    for (const binding of objects.filter((object) => object.kind.endsWith('Binding'))) {
+      const roleKind = stringAt(binding, 'roleRef.kind');
+      only(objects, roleKind, stringAt(binding, 'roleRef.name'));
+      assert.deepEqual(at(binding, 'subjects'), [{ kind: 'ServiceAccount', name: 'shortcut-webhook', namespace }]);
+    }
+  });
+
+  test('the wildcard check fails on a wildcard verb', () => {
+    const role = deepCopy(only(objects, 'ClusterRole'));
+    const rule = recordAt(listAt(role, 'rules'), '[0]');
+    rule['verbs'] = ['*'];
+    assert.throws(() => assertNoWildcards(role), /wildcard/);
+  });
+});
+
+describe('the Service, PodDisruptionBudget and Namespace', () => {
+  test('the Service selects the pods and exposes 443 and the ops port', () => {
+    const service = only(objects, 'Service');
+    const deployment = only(objects, 'Deployment');
+    assert.ok(selectorMatches(at(service, 'spec.selector'), at(deployment, 'spec.template.metadata.labels')));
+    assert.deepEqual(listAt(service, 'spec.ports').map((port) => [at(port, 'port'), at(port, 'targetPort')]), [[443, 'webhook'], [8080, 'ops']]);
+  });
+
+  test('the PodDisruptionBudget keeps one replica and lets unready ones be evicted', () => {
+    const budget = only(objects, 'PodDisruptionBudget');
+    assert.equal(at(budget, 'spec.minAvailable'), 1);
+    assert.equal(at(budget, 'spec.unhealthyPodEvictionPolicy'), 'AlwaysAllow');
+    assert.ok(selectorMatches(at(budget, 'spec.selector.matchLabels'), at(only(objects, 'Deployment'), 'spec.template.metadata.labels')));
+  });
+
+  test('the Namespace enforces the restricted Pod Security Standard', () => {
+    assert.equal(only(objects, 'Namespace').metadata.labels?.['pod-security.kubernetes.io/enforce'], 'restricted');
+  });
+});
+
+describe('the ForeignClusterConnection CRD', () => {
+  const crd = only(objects, 'CustomResourceDefinition');
+  const version = recordAt(listAt(crd, 'spec.versions'), '[0]');
+  const schema = recordAt(version, 'schema.openAPIV3Schema');
+
+  test('names the resource as SPEC §1 does', () => {
+    assert.equal(at(crd, 'spec.group'), 'networking.liqo.io');
+    assert.equal(at(crd, 'spec.scope'), 'Namespaced');
+    assert.equal(at(crd, 'spec.names.kind'), 'ForeignClusterConnection');
+    assert.equal(at(crd, 'spec.names.plural'), 'foreignclusterconnections');
+    assert.deepEqual(at(crd, 'spec.names.shortNames'), ['fcc', 'fcconnection']);
+    assert.equal(crd.metadata.name, 'foreignclusterconnections.networking.liqo.io');
+    assert.equal(listAt(crd, 'spec.versions').length, 1);
+    assert.equal(version['name'], 'v1beta1');
+    assert.equal(version['served'], true);
+    assert.equal(version['storage'], true);
+    assert.deepEqual(at(version, 'subresources'), { status: {} });
+  });
+
+  test('prints A, B, connected and age', () => {
+    const columns = new Map(listAt(version, 'additionalPrinterColumns').map((column) => [stringAt(column, 'name'), stringAt(column, 'jsonPath')]));
+    assert.equal(columns.get('A'), '.spec.foreignClusterA');
+    assert.equal(columns.get('B'), '.spec.foreignClusterB');
+    assert.equal(columns.get('Connected'), '.status.isConnected');
+    assert.equal(columns.get('Age'), '.metadata.creationTimestamp');
+  });
+
+  test('is a structural schema: every node has a type unless it preserves unknown fields', () => {
+    const untyped: string[] = [];
+    const visit = (node: unknown, path: string): void => {
+      if (!isRecord(node)) return;
+      if (typeof node['type'] !== 'string' && node['x-kubernetes-preserve-unknown-fields'] !== true) untyped.push(path);
+      const properties = node['properties'];
+      if (isRecord(properties)) for (const [key, child] of Object.entries(properties)) visit(child, `${path}.${key}`);
+      if (isRecord(node['items'])) visit(node['items'], `${path}[]`);
+    };
+    visit(schema, '');
+    assert.deepEqual(untyped, []);
+    assert.equal(at(schema, 'properties.spec.properties.networking.x-kubernetes-preserve-unknown-fields'), true);
+    assert.deepEqual(at(schema, 'properties.spec.required'), ['foreignClusterA', 'foreignClusterB']);
+  });
+
+  // Kubernetes prunes unknown fields instead of rejecting them; closing every object but the preserved ones turns
+  // "would be pruned" into a validation error that the tests can see.
+  function prunableSchema(node: unknown): unknown {
+    if (Array.isArray(node)) return node.map(prunableSchema);
+    if (!isRecord(node)) return node;
+    const copy: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(node)) {
+      if (key.startsWith('x-kubernetes-')) continue;
+      copy[key] = key === 'properties' && isRecord(value)
+        ? Object.fromEntries(Object.entries(value).map(([name, child]) => [name, prunableSchema(child)]))
+        : prunableSchema(value);
+    }
+    if (node['type'] === 'object' && isRecord(node['properties']) && node['x-kubernetes-preserve-unknown-fields'] !== true) {
+      copy['additionalProperties'] = false;
+    }
+    return copy;
+  }
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  addFormats.default(ajv);
+  const closedSchema = prunableSchema(schema);
+  assert.ok(isRecord(closedSchema));
+  const validateFcc = ajv.compile(closedSchema);
+
+  const specExample = parse(`
+apiVersion: networking.liqo.io/v1beta1
+kind: ForeignClusterConnection
+metadata: {name: cluster2-cluster3, namespace: liqo}
+spec:
+  foreignClusterA: cluster2
+  foreignClusterB: cluster3
+  networking: {mtu: 1450, gatewayServer: {service: {type: NodePort}}}
+status:
+  isConnected: true
+  phase: Connected
+  lastUpdated: "2025-07-06T20:16:16Z"
+  foreignClusterANetworking: {podCIDR: 10.63.0.0/16, remappedPodCIDR: 10.61.0.0/16}
+  foreignClusterBNetworking: {podCIDR: 10.60.0.0/16, remappedPodCIDR: 10.61.0.0/16}
+`) as unknown;
+
+  test('accepts the FCC of SPEC §1 without pruning any field, networking included', () => {
+    assert.ok(validateFcc(specExample), JSON.stringify(validateFcc.errors));
+  });
+
+  test('rejects an FCC without leaf B, with an unknown phase or a malformed timestamp', () => {
+    const cases: [string, (fcc: Record<string, unknown>) => void][] = [
+      ['no foreignClusterB', (fcc) => delete recordAt(fcc, 'spec')['foreignClusterB']],
+      ['phase Up', (fcc) => { recordAt(fcc, 'status')['phase'] = 'Up'; }],
+      ['lastUpdated yesterday', (fcc) => { recordAt(fcc, 'status')['lastUpdated'] = 'yesterday'; }],
+      ['isConnected "true"', (fcc) => { recordAt(fcc, 'status')['isConnected'] = 'true'; }],
+    ];
+    for (const [name, breakIt] of cases) {
+      const fcc = structuredClone(specExample);
+      assert.ok(isRecord(fcc));
+      breakIt(fcc);
+      assert.equal(validateFcc(fcc), false, name);
+    }
+  });
+});
+
+describe('manifests/hub/', () => {
+  test('gives one ServiceAccount read-only access to FCCs and nothing else', () => {
+    const role = only(hubObjects, 'ClusterRole');
+    assertNoWildcards(role);
+    assert.deepEqual(grants(role), { 'networking.liqo.io/foreignclusterconnections': ['get', 'list', 'watch'] });
+    const binding = only(hubObjects, 'ClusterRoleBinding');
+    assert.equal(at(binding, 'roleRef.name'), role.metadata.name);
+    const account = only(hubObjects, 'ServiceAccount');
+    assert.deepEqual(at(binding, 'subjects'), [{ kind: 'ServiceAccount', name: account.metadata.name, namespace: account.metadata.namespace }]);
+  });
+
+  test('has a token Secret for that ServiceAccount to build the leaves\' kubeconfig from', () => {
+    const token = only(hubObjects, 'Secret');
+    assert.equal(at(token, 'type'), 'kubernetes.io/service-account-token');
+    assert.equal(token.metadata.annotations?.['kubernetes.io/service-account.name'], only(hubObjects, 'ServiceAccount').metadata.name);
+  });
+
+  test('is not applied by `kubectl apply -f manifests/` (no recursion) ', () => {
+    assert.ok(!objects.some((object) => object.metadata.name.includes('reader')));
+  });
+});

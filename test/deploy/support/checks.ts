@@ -1,0 +1,247 @@
+// Assertions shared by the plain manifests and the rendered chart, so both are held to the same rules.
+import assert from 'node:assert/strict';
+import { at, isRecord, listAt, recordAt, stringAt, type KubeObject } from './kube.ts';
+import { envNameOf, liqoWebhookLabel, reflectionLabel, serveFlags, webhookPath } from './spec.ts';
+
+export interface PolicyRule {
+  readonly apiGroups: readonly string[];
+  readonly resources: readonly string[];
+  readonly verbs: readonly string[];
+  readonly resourceNames?: readonly string[];
+}
+
+function stringList(value: unknown, what: string): string[] {
+  assert.ok(Array.isArray(value) && value.every((item) => typeof item === 'string'), `${what} must be a list of strings`);
+  return value.map(String);
+}
+
+export function rulesOf(role: KubeObject): PolicyRule[] {
+  return listAt(role, 'rules').map((rule, index) => {
+    assert.ok(isRecord(rule), `rule ${index}`);
+    const names = rule['resourceNames'];
+    return {
+      apiGroups: stringList(rule['apiGroups'], `rule ${index} apiGroups`),
+      resources: stringList(rule['resources'], `rule ${index} resources`),
+      verbs: stringList(rule['verbs'], `rule ${index} verbs`),
+      ...(names === undefined ? {} : { resourceNames: stringList(names, `rule ${index} resourceNames`) }),
+    };
+  });
+}
+
+/** `group/resource[/name]` → sorted verbs, for comparing whole rule sets. */
+export function grants(role: KubeObject): Record<string, string[]> {
+  const result: Record<string, string[]> = {};
+  for (const rule of rulesOf(role)) {
+    assert.ok(!('nonResourceURLs' in rule), 'no non-resource URLs');
+    for (const group of rule.apiGroups) {
+      for (const resource of rule.resources) {
+        for (const name of rule.resourceNames ?? ['']) {
+          const key = `${group}/${resource}${name ? `/${name}` : ''}`;
+          result[key] = [...new Set([...(result[key] ?? []), ...rule.verbs])].sort();
+        }
+      }
+    }
+  }
+  return result;
+}
+
+export function assertNoWildcards(role: KubeObject): void {
+  for (const rule of rulesOf(role)) {
+    for (const item of [...rule.apiGroups, ...rule.resources, ...rule.verbs, ...(rule.resourceNames ?? [])]) {
+      assert.ok(!item.includes('*'), `${role.kind} ${role.metadata.name} grants a wildcard: ${item}`);
+    }
+  }
+}
+
+export function assertNoLiqoWebhookLabel(objects: readonly KubeObject[]): void {
+  for (const object of objects) {
+    const labels = { ...(object.metadata.labels ?? {}) };
+    const template = at(object, 'spec');
+    if (isRecord(template) && isRecord(template['template'])) Object.assign(labels, at(template, 'template.metadata.labels'));
+    assert.ok(!(liqoWebhookLabel in labels), `${object.kind} ${object.metadata.name} carries ${liqoWebhookLabel}`);
+  }
+}
+
+export interface WebhookExpectations {
+  readonly serviceName: string;
+  readonly namespace: string;
+  readonly failurePolicy: 'Ignore' | 'Fail';
+}
+
+/** The safety settings of SPEC §7, on a MutatingWebhookConfiguration. */
+export function assertSafeWebhook(configuration: KubeObject, expected: WebhookExpectations): Record<string, unknown> {
+  const webhooks = listAt(configuration, 'webhooks');
+  assert.equal(webhooks.length, 1, 'one webhook');
+  const webhook = recordAt(webhooks, '[0]');
+  assert.match(stringAt(webhook, 'name'), /^[a-z0-9-]+(\.[a-z0-9-]+){2,}$/, 'a DNS-like name of at least three segments');
+  assert.equal(webhook['failurePolicy'], expected.failurePolicy);
+  assert.equal(webhook['sideEffects'], 'None');
+  assert.equal(webhook['timeoutSeconds'], 5);
+  assert.deepEqual(webhook['admissionReviewVersions'], ['v1']);
+  assert.equal(webhook['reinvocationPolicy'], 'IfNeeded');
+  assert.equal(webhook['matchPolicy'], 'Equivalent');
+  assert.deepEqual(webhook['rules'], [
+    {
+      apiGroups: ['discovery.k8s.io'],
+      apiVersions: ['v1'],
+      operations: ['CREATE', 'UPDATE'],
+      resources: ['endpointslices'],
+      scope: 'Namespaced',
+    },
+  ]);
+  assert.deepEqual(webhook['objectSelector'], { matchLabels: { [reflectionLabel.key]: reflectionLabel.value } });
+  const expressions = listAt(webhook, 'namespaceSelector.matchExpressions');
+  assert.ok(
+    expressions.some((expression) => isRecord(expression)
+      && expression['key'] === 'kubernetes.io/metadata.name'
+      && expression['operator'] === 'NotIn'
+      && Array.isArray(expression['values'])
+      && expression['values'].includes(expected.namespace)),
+    'the webhook never sees its own namespace',
+  );
+  assert.equal(at(webhook, 'clientConfig.url'), undefined, 'a Service reference, not a URL');
+  assert.deepEqual(recordAt(webhook, 'clientConfig.service'), {
+    name: expected.serviceName,
+    namespace: expected.namespace,
+    path: webhookPath,
+    port: 443,
+  });
+  assertNoLiqoWebhookLabel([configuration]);
+  return webhook;
+}
+
+export interface ContainerPort { readonly name: string; readonly containerPort: number }
+
+export function podSpecOf(deployment: KubeObject): Record<string, unknown> {
+  return recordAt(deployment, 'spec.template.spec');
+}
+
+export function containerOf(deployment: KubeObject): Record<string, unknown> {
+  const containers = listAt(deployment, 'spec.template.spec.containers');
+  assert.equal(containers.length, 1, 'one container');
+  return recordAt(containers, '[0]');
+}
+
+export function envOf(container: Record<string, unknown>): Map<string, unknown> {
+  const env = new Map<string, unknown>();
+  for (const item of listAt(container, 'env')) {
+    const name = stringAt(item, 'name');
+    assert.ok(!env.has(name), `env ${name} set twice`);
+    env.set(name, isRecord(item) && 'value' in item ? item['value'] : item);
+  }
+  return env;
+}
+
+function quantity(text: unknown, unit: 'cpu' | 'memory'): number {
+  assert.equal(typeof text, 'string', `${unit} quantity`);
+  const match = /^([0-9.]+)(m|Ki|Mi|Gi)?$/.exec(String(text));
+  assert.ok(match?.[1], `${unit} quantity ${String(text)}`);
+  const scale: Record<string, number> = { '': 1, m: 0.001, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3 };
+  return Number(match[1]) * (scale[match[2] ?? ''] ?? Number.NaN);
+}
+
+/** The pod hardening of SPEC §7 and the brief: probes, resources, non-root, read-only root, spread, shutdown. */
+export function assertHardenedDeployment(deployment: KubeObject, options: { readonly tlsSecret: string }): void {
+  const pod = podSpecOf(deployment);
+  const container = containerOf(deployment);
+  assert.equal(at(deployment, 'spec.replicas'), 2, 'two replicas');
+
+  const podSecurity = recordAt(pod, 'securityContext');
+  assert.equal(podSecurity['runAsNonRoot'], true);
+  assert.ok(Number.isInteger(podSecurity['runAsUser']) && Number(podSecurity['runAsUser']) > 0, 'numeric non-root user');
+  assert.equal(at(podSecurity, 'seccompProfile.type'), 'RuntimeDefault');
+  const security = recordAt(container, 'securityContext');
+  assert.equal(security['allowPrivilegeEscalation'], false);
+  assert.equal(security['readOnlyRootFilesystem'], true);
+  assert.notEqual(security['privileged'], true);
+  assert.deepEqual(at(security, 'capabilities.drop'), ['ALL']);
+  assert.equal(at(security, 'capabilities.add'), undefined);
+  assert.notEqual(pod['hostNetwork'], true);
+  // Service links would put SHORTCUT_WEBHOOK_PORT=tcp://... into the environment (Service shortcut-webhook).
+  assert.equal(pod['enableServiceLinks'], false);
+
+  for (const kind of ['requests', 'limits'] as const) {
+    for (const unit of ['cpu', 'memory'] as const) assert.ok(at(container, `resources.${kind}.${unit}`), `${kind}.${unit}`);
+  }
+  for (const unit of ['cpu', 'memory'] as const) {
+    assert.ok(quantity(at(container, `resources.limits.${unit}`), unit) >= quantity(at(container, `resources.requests.${unit}`), unit));
+  }
+  const memoryLimit = quantity(at(container, 'resources.limits.memory'), 'memory');
+  assert.ok(memoryLimit >= 160 * 1024 ** 2, 'room above the 120 MB working set');
+  const env = envOf(container);
+  const heap = /--max-old-space-size=(\d+)/.exec(String(env.get('NODE_OPTIONS') ?? ''));
+  if (heap?.[1]) assert.ok(Number(heap[1]) * 1024 ** 2 < memoryLimit, 'the V8 heap cap fits in the memory limit');
+
+  const ports = listAt(container, 'ports').map((port) => ({ name: stringAt(port, 'name'), containerPort: Number(at(port, 'containerPort')) }));
+  assert.deepEqual(ports.map((port) => port.name).sort(), ['ops', 'webhook']);
+  const opsPort = ports.find((port) => port.name === 'ops')?.containerPort;
+  const webhookPort = ports.find((port) => port.name === 'webhook')?.containerPort;
+  assert.equal(env.get(envNameOf('port')), String(webhookPort), 'the server listens where the Service sends');
+  assert.equal(env.get(envNameOf('ops-port')), String(opsPort), 'the ops server listens where the probes look');
+
+  assert.deepEqual(recordAt(container, 'startupProbe.httpGet'), { path: '/healthz', port: 'ops' });
+  assert.deepEqual(recordAt(container, 'livenessProbe.httpGet'), { path: '/healthz', port: 'ops' });
+  assert.deepEqual(recordAt(container, 'readinessProbe.httpGet'), { path: '/readyz', port: 'ops' });
+
+  const preStop = listAt(container, 'lifecycle.preStop.exec.command').map(String);
+  const pauseMs = Number(/setTimeout\(\(\) => \{\}, (\d+)\)/.exec(preStop.join(' '))?.[1]);
+  assert.equal(preStop[0], 'node', 'the distroless image has no sleep binary; node waits');
+  assert.ok(pauseMs >= 1000, 'a preStop pause of at least a second');
+  const grace = Number(pod['terminationGracePeriodSeconds']);
+  assert.ok(grace * 1000 > pauseMs + 5000, 'the grace period covers the pause and one review timeout');
+
+  for (const name of ['POD_NAME', 'POD_NAMESPACE']) {
+    const source = env.get(name);
+    assert.equal(at(source, 'valueFrom.fieldRef.fieldPath'), name === 'POD_NAME' ? 'metadata.name' : 'metadata.namespace');
+  }
+  for (const name of env.keys()) {
+    if (!name.startsWith('SHORTCUT_WEBHOOK_')) continue;
+    assert.ok(serveFlags.some((flag) => envNameOf(flag) === name), `${name} is not the variable of a serve flag`);
+  }
+  assert.equal(listAt(container, 'args')[0], 'serve');
+  const image = stringAt(container, 'image');
+  assert.ok(/[:@]/.test(image.split('/').at(-1) ?? '') && !image.endsWith(':latest'), `image ${image} is pinned`);
+
+  const mounts = listAt(container, 'volumeMounts');
+  const volumes = listAt(pod, 'volumes');
+  const tlsMount = mounts.find((mount) => at(mount, 'mountPath') === '/etc/shortcut-webhook/tls');
+  assert.ok(tlsMount, 'TLS mounted at /etc/shortcut-webhook/tls');
+  assert.equal(at(tlsMount, 'subPath'), undefined, 'no subPath: Secret updates must reach the pod');
+  assert.equal(at(tlsMount, 'readOnly'), true);
+  const tlsVolume = volumes.find((volume) => at(volume, 'name') === at(tlsMount, 'name'));
+  assert.equal(at(tlsVolume, 'secret.secretName'), options.tlsSecret);
+  assert.equal(env.get(envNameOf('tls-cert')), '/etc/shortcut-webhook/tls/tls.crt');
+  assert.equal(env.get(envNameOf('tls-key')), '/etc/shortcut-webhook/tls/tls.key');
+  const tmpMount = mounts.find((mount) => at(mount, 'mountPath') === '/tmp');
+  const tmpVolume = volumes.find((volume) => at(volume, 'name') === at(tmpMount, 'name'));
+  assert.ok(isRecord(at(tmpVolume, 'emptyDir')), 'a writable /tmp on the read-only root');
+
+  const podLabels = recordAt(deployment, 'spec.template.metadata.labels');
+  const selects = (selector: unknown): boolean => isRecord(selector)
+    && Object.entries(recordAt(selector, 'matchLabels')).every(([key, value]) => podLabels[key] === value);
+  assert.ok(selects(at(deployment, 'spec.selector')), 'the selector matches the pod labels');
+  const spread = listAt(pod, 'topologySpreadConstraints');
+  assert.ok(spread.some((item) => at(item, 'topologyKey') === 'kubernetes.io/hostname' && selects(at(item, 'labelSelector'))));
+  const antiAffinity = listAt(pod, 'affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution');
+  assert.ok(antiAffinity.some((item) => at(item, 'podAffinityTerm.topologyKey') === 'kubernetes.io/hostname'
+    && selects(at(item, 'podAffinityTerm.labelSelector'))));
+  assert.equal(at(deployment, 'spec.strategy.rollingUpdate.maxUnavailable'), 0, 'rollouts keep every replica serving');
+}
+
+/** Least privilege for the leaf: exactly these grants, no wildcard (SPEC §7 and the brief). */
+export function expectedLeafGrants(options: { readonly fccInCluster: boolean }): Record<string, string[]> {
+  return {
+    ...(options.fccInCluster ? { 'networking.liqo.io/foreignclusterconnections': ['get', 'list', 'watch'] } : {}),
+    'networking.liqo.io/connections': ['get', 'list', 'watch'],
+    'discovery.k8s.io/endpointslices': ['get', 'list', 'patch', 'watch'],
+  };
+}
+
+export const expectedLeaseGrants = {
+  'coordination.k8s.io/leases': ['create'],
+  'coordination.k8s.io/leases/shortcut-webhook-controller': ['get', 'update'],
+};
+
+export function selectorMatches(selector: unknown, labels: unknown): boolean {
+  return isRecord(selector) && isRecord(labels) && Object.entries(selector).every(([key, value]) => labels[key] === value);
+}
