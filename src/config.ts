@@ -24,7 +24,7 @@ interface FlagSpec {
 export type FlagTable = Readonly<Record<string, FlagSpec>>;
 
 export const SERVE_FLAGS = {
-  host: { type: 'string', value: 'ADDR', help: 'address to listen on for reviews (default: all interfaces)' },
+  host: { type: 'string', value: 'ADDR', help: 'address to listen on (default: all interfaces, IPv6 and IPv4)' },
   port: { type: 'string', value: 'N', help: 'HTTPS port for admission reviews (default 9443)' },
   'ops-port': { type: 'string', value: 'N', help: 'plain HTTP port for /healthz, /readyz, /metrics, /debug/pairs (default 8080)' },
   'tls-cert': { type: 'string', value: 'FILE', help: 'serving certificate (PEM), reloaded when it changes' },
@@ -105,7 +105,8 @@ function oneOf<T extends string>(values: Values, flag: string, allowed: readonly
 }
 
 export interface ServeConfig {
-  readonly host: string;
+  /** Undefined: every interface, `::` (dual stack) where the kernel has IPv6, else `0.0.0.0`. */
+  readonly host: string | undefined;
   readonly port: number;
   readonly opsPort: number;
   readonly tlsCert: string;
@@ -145,7 +146,7 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     throw new UsageError(`--resync-interval ${resyncRaw}: expected a duration of at least 1s such as 30s, 10m or 1h, or 0 for off`);
   }
   const config: ServeConfig = {
-    host: text(values, 'host') ?? '0.0.0.0',
+    host: text(values, 'host'),
     port: port(values, 'port', 9443),
     opsPort: port(values, 'ops-port', 8080),
     tlsCert,

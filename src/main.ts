@@ -79,6 +79,21 @@ function podNamespace(env: NodeJS.ProcessEnv): string | undefined {
   }
 }
 
+/** `::` reaches IPv6-only and dual-stack pods alike; a kernel without IPv6 refuses it, and then IPv4 will do. */
+async function listenAll(app: { listen(options: { host: string; port: number }): Promise<string> }, host: string | undefined, port: number): Promise<void> {
+  if (host !== undefined) {
+    await app.listen({ host, port });
+    return;
+  }
+  try {
+    await app.listen({ host: '::', port });
+  } catch (error) {
+    const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
+    if (code !== 'EAFNOSUPPORT' && code !== 'EADDRNOTAVAIL') throw error;
+    await app.listen({ host: '0.0.0.0', port });
+  }
+}
+
 function signalled(): Promise<string> {
   return new Promise((resolve) => {
     const stop = (signal: string) => resolve(signal);
@@ -158,8 +173,8 @@ async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promise<numbe
   const ops = buildOpsApp({ view: store, metrics, logger, readiness, clusterId: config.clusterId });
   const stopSignal = signalled();
   try {
-    await ops.listen({ host: config.host, port: config.opsPort });
-    await webhook.listen({ host: config.host, port: config.port });
+    await listenAll(ops, config.host, config.opsPort);
+    await listenAll(webhook, config.host, config.port);
   } catch (error) {
     logger.fatal({ err: errorMessage(error) }, 'cannot listen');
     await Promise.allSettled([webhook.close(), ops.close()]);

@@ -1,0 +1,43 @@
+// The README shows real output: these tests run what it shows and compare.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { loadShortcutFiles } from '../src/view/shortcut-files.ts';
+import { post1 } from './support/https-client.ts';
+import { runCli } from './support/run-cli.ts';
+import { startHarness } from './support/webhook-harness.ts';
+
+const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+const root = new URL('..', import.meta.url).pathname;
+
+function blockAfter(marker: string): string {
+  const start = readme.indexOf(marker);
+  assert.ok(start >= 0, `README has ${marker}`);
+  const match = /```\w*\n([\s\S]*?)```/.exec(readme.slice(start));
+  assert.ok(match);
+  return match[1] ?? '';
+}
+
+test('the README\'s explain example is what the command prints', async () => {
+  const previous = process.cwd();
+  process.chdir(root);
+  try {
+    const run = await runCli(['rewrite', '--shortcuts', 'examples/shortcuts.yaml', '--explain', 'examples/endpointslice.yaml']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout, blockAfter('<!-- explain-example'));
+  } finally {
+    process.chdir(previous);
+  }
+});
+
+test('the README\'s request gets the answer the README shows', async () => {
+  const loaded = await loadShortcutFiles([`${root}examples/shortcuts.yaml`]);
+  assert.ok(loaded.ok);
+  const harness = await startHarness({ fccs: loaded.value.fccs, clusterId: 'cluster2' });
+  try {
+    const answer = await post1(harness.url, harness.certs.ca, readFileSync(`${root}examples/admission-review.json`));
+    assert.equal(answer.body, blockAfter('```json').trimEnd());
+  } finally {
+    await harness.close();
+  }
+});
