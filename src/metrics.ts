@@ -18,6 +18,13 @@ export function resultLabel(outcome: ReviewOutcome): AdmissionResult {
   }
 }
 
+/** Operations are client input: anything but the four Kubernetes knows is `other`, so labels stay bounded. */
+const OPERATIONS = new Set(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']);
+
+export function operationLabel(operation: string): string {
+  return OPERATIONS.has(operation) ? operation : 'other';
+}
+
 export class Metrics {
   readonly registry = new Registry();
   readonly admissionRequests = new Counter({
@@ -68,7 +75,7 @@ export class Metrics {
   }
 
   observeReview(operation: string, outcome: ReviewOutcome, seconds: number): void {
-    this.admissionRequests.inc({ operation, result: resultLabel(outcome) });
+    this.admissionRequests.inc({ operation: operationLabel(operation), result: resultLabel(outcome) });
     this.admissionDuration.observe(seconds);
     if (outcome.kind !== 'patched') return;
     let rewritten = 0;

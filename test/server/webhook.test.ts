@@ -126,8 +126,10 @@ test('counts reviews by operation and result in the metrics', async () => {
   const agent = new Agent({ keepAlive: true });
   await post1(harness.url, harness.certs.ca, JSON.stringify(reviewObject(sliceObject(), { operation: 'UPDATE' })), { agent });
   await post1(harness.url, harness.certs.ca, JSON.stringify(reviewObject(sliceObject({ managedBy: 'other' }), { operation: 'UPDATE' })), { agent });
+  await post1(harness.url, harness.certs.ca, JSON.stringify(reviewObject(sliceObject(), { operation: 'constructor' })), { agent });
   agent.destroy();
   const text = await harness.metrics.registry.metrics();
+  assert.match(text, /admission_requests_total\{operation="other",result="skipped"\} 1/, 'client-chosen operations do not become labels');
   assert.match(text, /shortcut_webhook_admission_requests_total\{operation="UPDATE",result="patched"\} [1-9]/);
   assert.match(text, /shortcut_webhook_admission_requests_total\{operation="UPDATE",result="skipped"\} [1-9]/);
   assert.match(text, /shortcut_webhook_addresses_rewritten_total [1-9]/);
