@@ -158,3 +158,37 @@ test('FCCs can come from another cluster (the hub) while Connections come from t
     await leaf.close();
   }
 });
+
+test('a rejected token (401) keeps the view unsynced and retrying, without a crash', async () => {
+  const server = await startKubeApiServer({ token: 'right' });
+  const config = new KubeConfig();
+  config.loadFromFile(await server.kubeconfig({ token: 'wrong' }));
+  const store = new SnapshotStore();
+  const source = new ClusterShortcutSource({ store, logger: createLogger('silent'), shortcutsConfig: config, namespace: undefined,
+    localConfig: undefined, backoff: FAST });
+  try {
+    await source.start();
+    await waitFor(() => server.requests.filter((r) => r.status === 401).length >= 3, { description: 'retries after 401' });
+    assert.equal(store.isSynced(), false);
+  } finally {
+    await source.stop();
+    await server.close();
+  }
+});
+
+test('an injected 500 on the list is retried and the view then syncs', async () => {
+  const server = await startKubeApiServer();
+  server.failNext({ method: 'GET', pathIncludes: '/foreignclusterconnections', watch: false, count: 2 }, 500);
+  await server.create(fccObject());
+  const store = new SnapshotStore();
+  const source = new ClusterShortcutSource({ store, logger: createLogger('silent'), shortcutsConfig: await configFor(server),
+    namespace: undefined, localConfig: undefined, backoff: FAST });
+  try {
+    await source.start();
+    await waitFor(() => usable(store).join() === 'liqo/cluster2-cluster3:usable');
+    assert.ok(server.requests.filter((r) => r.status === 500).length >= 2);
+  } finally {
+    await source.stop();
+    await server.close();
+  }
+});
