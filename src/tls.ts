@@ -1,12 +1,12 @@
-// Serving certificate and key from files, reloaded without restart.
-// Secret volumes swap a `..data` symlink, so fs.watch on the files alone misses rotations: the directories are
-// watched and the files are also polled. A pair is only taken once the key matches the certificate, so a
+// Serving certificate and key from files, reloaded without restart (watched and polled, see watch-paths.ts).
+// A pair is only taken once the key matches the certificate, so a
 // half-written rotation (new cert, old key) keeps the previous pair until both halves are there.
 import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { errorMessage, type Logger } from './log.ts';
+import { SerialTask } from './serial-task.ts';
+import { watchPaths, type PathWatch } from './watch-paths.ts';
 
 export interface TlsMaterial {
   readonly cert: Buffer;
@@ -46,10 +46,8 @@ export interface CertificateWatcherOptions {
 
 export class CertificateWatcher {
   private material: TlsMaterial | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private watchers: FSWatcher[] = [];
-  private checking: Promise<void> | undefined;
-  private recheck = false;
+  private watching: PathWatch | undefined;
+  private readonly reloads = new SerialTask(() => this.reload());
   private lastError = '';
 
   constructor(private readonly options: CertificateWatcherOptions) {}
@@ -58,19 +56,8 @@ export class CertificateWatcher {
   async start(): Promise<TlsMaterial> {
     const material = await loadTlsMaterial(this.options.files);
     this.material = material;
-    const interval = this.options.pollIntervalMs ?? 10_000;
-    this.timer = setInterval(() => void this.check(), interval);
-    this.timer.unref();
-    for (const dir of new Set([dirname(this.options.files.cert), dirname(this.options.files.key)])) {
-      try {
-        const watcher = watch(dir, () => void this.check());
-        watcher.on('error', () => watcher.close());
-        watcher.unref();
-        this.watchers.push(watcher);
-      } catch {
-        // Polling alone still finds the change.
-      }
-    }
+    this.watching = watchPaths([dirname(this.options.files.cert), dirname(this.options.files.key)],
+      () => void this.check(), this.options.pollIntervalMs ?? 10_000);
     return material;
   }
 
@@ -78,20 +65,9 @@ export class CertificateWatcher {
     return this.material;
   }
 
-  /** Coalesces bursts of events (a symlink swap fires several) into one read at a time, and one more after it. */
+  /** Reads the files again; a symlink swap fires several events, and they become one read. */
   check(): Promise<void> {
-    if (this.checking !== undefined) {
-      this.recheck = true;
-      return this.checking;
-    }
-    this.checking = this.reload().finally(() => {
-      this.checking = undefined;
-      if (this.recheck) {
-        this.recheck = false;
-        void this.check();
-      }
-    });
-    return this.checking;
+    return this.reloads.run();
   }
 
   private async reload(): Promise<void> {
@@ -113,8 +89,6 @@ export class CertificateWatcher {
   }
 
   stop(): void {
-    if (this.timer !== undefined) clearInterval(this.timer);
-    for (const watcher of this.watchers) watcher.close();
-    this.watchers = [];
+    this.watching?.close();
   }
 }

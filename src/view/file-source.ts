@@ -1,8 +1,9 @@
-// `--shortcuts` files as a live source: watched and polled, reloaded on edit or atomic rename. A broken edit
+// `--shortcuts` files as a live source, reloaded on edit or atomic rename (see watch-paths.ts). A broken edit
 // keeps the last good view (and says why once), so a typo never drops the shortcuts in use.
-import { watch, type FSWatcher } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Logger } from '../log.ts';
+import { SerialTask } from '../serial-task.ts';
+import { watchPaths, type PathWatch } from '../watch-paths.ts';
 import { loadShortcutFiles } from './shortcut-files.ts';
 import type { SnapshotStore } from './shortcut-view.ts';
 
@@ -17,51 +18,25 @@ export interface FileSourceOptions {
 export class FileShortcutSource {
   private fingerprint: string | undefined;
   private lastError = '';
-  private timer: NodeJS.Timeout | undefined;
-  private watchers: FSWatcher[] = [];
-  private loading: Promise<void> | undefined;
-  private again = false;
+  private watching: PathWatch | undefined;
+  private readonly reads = new SerialTask(() => this.read());
 
   constructor(private readonly options: FileSourceOptions) {}
 
   async start(): Promise<void> {
     await this.reload();
-    this.timer = setInterval(() => void this.reload(), this.options.pollIntervalMs ?? 2000);
-    this.timer.unref();
-    // Watching the folders too catches editors and `kubectl cp` that replace a file by rename.
-    const dirs = new Set(this.options.paths.flatMap((path) => [path, dirname(path)]));
-    for (const dir of dirs) {
-      try {
-        const watcher = watch(dir, () => void this.reload());
-        watcher.on('error', () => watcher.close());
-        watcher.unref();
-        this.watchers.push(watcher);
-      } catch {
-        // A path that does not exist yet is found by polling once it does.
-      }
-    }
+    // A path is watched as a folder and through its parent, so a file replaced by rename is noticed too.
+    this.watching = watchPaths(this.options.paths.flatMap((path) => [path, dirname(path)]),
+      () => void this.reload(), this.options.pollIntervalMs ?? 2000);
   }
 
   async stop(): Promise<void> {
-    if (this.timer !== undefined) clearInterval(this.timer);
-    for (const watcher of this.watchers) watcher.close();
-    this.watchers = [];
+    this.watching?.close();
   }
 
-  /** One read at a time; events during a read ask for exactly one more. */
+  /** Reads the files again (one read at a time, events during a read make one more). */
   reload(): Promise<void> {
-    if (this.loading !== undefined) {
-      this.again = true;
-      return this.loading;
-    }
-    this.loading = this.read().finally(() => {
-      this.loading = undefined;
-      if (this.again) {
-        this.again = false;
-        void this.reload();
-      }
-    });
-    return this.loading;
+    return this.reads.run();
   }
 
   private async read(): Promise<void> {
