@@ -33,7 +33,7 @@ export type Command =
   | { readonly kind: 'serve'; readonly config: ServeConfig }
   | { readonly kind: 'rewrite'; readonly config: RewriteConfig }
   | { readonly kind: 'help'; readonly text: string }
-  | { readonly kind: 'usage-error'; readonly message: string };
+  | { readonly kind: 'usage-error'; readonly message: string; readonly hint: string };
 
 export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): Command {
   const [name, ...rest] = argv;
@@ -50,12 +50,14 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
       case 'help': case '--help': case '-h':
         return { kind: 'help', text: TOP_USAGE };
       case undefined:
-        return { kind: 'usage-error', message: 'a command is required' };
+        return { kind: 'usage-error', message: 'a command is required', hint: TOP_USAGE };
       default:
-        return { kind: 'usage-error', message: `unknown command ${JSON.stringify(name)}` };
+        return { kind: 'usage-error', message: `unknown command ${JSON.stringify(name)}`, hint: TOP_USAGE };
     }
   } catch (error) {
-    if (error instanceof UsageError) return { kind: 'usage-error', message: `${name}: ${error.message}` };
+    if (error instanceof UsageError) {
+      return { kind: 'usage-error', message: `${name}: ${error.message}`, hint: `Usage: see 'shortcut-webhook ${name} --help'.\n` };
+    }
     throw error;
   }
 }

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { buildOpsApp, buildWebhookApp, type WebhookApp } from './app.ts';
-import { EXIT_INVALID_INPUT, EXIT_OK, EXIT_USAGE, parseCommand, runRewrite, TOP_USAGE, type Io } from './cli.ts';
+import { EXIT_INVALID_INPUT, EXIT_OK, EXIT_USAGE, parseCommand, runRewrite, type Io } from './cli.ts';
 import type { ServeConfig } from './config.ts';
 import { pairChanges } from './core/pair-changes.ts';
 import type { PairState } from './core/pairs.ts';
@@ -26,7 +26,7 @@ export async function main(argv: readonly string[], io: Io = process, env: NodeJ
       io.stdout.write(command.text);
       return EXIT_OK;
     case 'usage-error':
-      io.stderr.write(`shortcut-webhook: ${command.message}\n\n${TOP_USAGE}`);
+      io.stderr.write(`shortcut-webhook: ${command.message}\n\n${command.hint}`);
       return EXIT_USAGE;
     case 'rewrite':
       return runRewrite(command.config, io);
