@@ -11,6 +11,7 @@ import { describeState } from './explain.ts';
 import { createLogger, errorMessage, type Logger } from './log.ts';
 import { Metrics } from './metrics.ts';
 import { localClusters, localStates } from './server/debug-pairs.ts';
+import { trackDrain } from './server/drain.ts';
 import { CertificateWatcher } from './tls.ts';
 import { LeaderElector } from './controller/leader.ts';
 import { SliceReconciler } from './controller/reconciler.ts';
@@ -67,6 +68,8 @@ function kubeAccessFor(config: ServeConfig, env: NodeJS.ProcessEnv): { local: Ku
 }
 
 const LEASE_NAME = 'shortcut-webhook-controller';
+/** Below the Deployment's 30 s grace period minus its 5 s preStop pause, so the exit is ours and not a SIGKILL. */
+const SHUTDOWN_DEADLINE_MS = 20_000;
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
 /** The downward API's POD_NAMESPACE, else the service account's namespace file; undefined outside a pod. */
@@ -170,6 +173,7 @@ async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promise<numbe
     ...(stopping ? ['shutting down'] : []),
   ];
   webhook = buildWebhookApp({ view: store, metrics, logger, clusterId: config.clusterId, tls });
+  const drain = trackDrain(webhook);
   const ops = buildOpsApp({ view: store, metrics, logger, readiness, clusterId: config.clusterId });
   const stopSignal = signalled();
   try {
@@ -189,12 +193,20 @@ async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promise<numbe
   const signal = await stopSignal;
   stopping = true;
   logger.info({ signal }, 'shutting down: finishing in-flight reviews');
-  await webhook.close();
+  drain.closeSessions();
+  const drained = await Promise.race([
+    Promise.all([webhook.close(), drain.idle()]).then(() => true),
+    new Promise<false>((resolve) => setTimeout(() => resolve(false), SHUTDOWN_DEADLINE_MS).unref()),
+  ]);
+  if (!drained) logger.warn({ deadlineMs: SHUTDOWN_DEADLINE_MS }, 'reviews still open at the shutdown deadline, stopping anyway');
   await controller?.stop();
   await elector?.stop();
   await source.stop();
   certificates.stop();
   await ops.close();
   logger.info('stopped');
+  // Whatever still holds the event loop (a client's idle keep-alive socket, a slow API call) must not keep a
+  // terminating pod alive until SIGKILL; an unref'd timer only fires if something else is still there.
+  setTimeout(() => process.exit(EXIT_OK), 1000).unref();
   return EXIT_OK;
 }

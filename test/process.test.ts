@@ -8,8 +8,8 @@ import { test } from 'node:test';
 import { stringify } from 'yaml';
 import { fccObject, reviewObject, sliceObject } from './support/builders.ts';
 import { makeCerts } from './support/certs.ts';
-import { post1 } from './support/https-client.ts';
-import { startServer } from './support/process.ts';
+import { connect2, post1, post2 } from './support/https-client.ts';
+import { exitWithin, startServer } from './support/process.ts';
 import { waitFor } from './support/wait-for.ts';
 
 const certs = makeCerts();
@@ -81,6 +81,24 @@ test('file mode logs once that the controller is off', async () => {
     server.child.kill('SIGTERM');
     assert.equal(await server.exited, 0);
   } finally {
+    server.child.kill('SIGKILL');
+  }
+});
+
+test('an idle HTTP/2 connection, as the API server keeps one, does not hold up SIGTERM', async () => {
+  const server = await startServer([...tlsArgs, '--shortcuts', shortcuts]);
+  const session = await connect2(`https://localhost:${server.webhookPort}`, certs.ca);
+  try {
+    const answer = await post2(session, JSON.stringify(reviewObject(sliceObject(), { uid: 'h2' })));
+    assert.equal(JSON.parse(answer.body).response.uid, 'h2');
+    let goaway = false;
+    session.on('goaway', () => { goaway = true; });
+    session.on('error', () => {});
+    server.child.kill('SIGTERM');
+    assert.equal(await exitWithin(server, 10_000), 0);
+    await waitFor(() => goaway || session.closed || session.destroyed, { description: 'the client was told to go away' });
+  } finally {
+    session.destroy();
     server.child.kill('SIGKILL');
   }
 });

@@ -38,3 +38,12 @@ export async function startServer(args: readonly string[], env: NodeJS.ProcessEn
   if (serving.msg === undefined) throw new Error(`server exited early with code ${exitCode}:\n${lines.join('\n')}`);
   return { child, lines, exited, webhookPort: serving.webhook?.[0]?.port ?? 0, opsPort: serving.ops?.[0]?.port ?? 0 };
 }
+
+/** The exit code, or a failure if the process is still running after `ms`: a hung shutdown fails the test. */
+export function exitWithin(server: RunningServer, ms: number): Promise<number | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`still running ${ms} ms after the signal`)), ms);
+  });
+  return Promise.race([server.exited, late]).finally(() => clearTimeout(timer));
+}
