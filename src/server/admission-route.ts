@@ -6,6 +6,7 @@
 //   review decoded, nothing to change/skipped  200, allowed, no patch
 //   review decoded, the webhook itself failed  200, allowed, no patch; logged and counted as result=error
 //   review decoded, ?timeout= budget spent     200, allowed, no patch (an answer in time beats a late patch)
+//   review decoded, view not synced yet        200, allowed, no patch (an empty view would strip every shortcut)
 //   body not JSON / not an AdmissionReview     400 with a message (the API server then applies failurePolicy)
 //   Content-Type not application/json          415
 //   body over 7 MiB                            413
@@ -80,9 +81,11 @@ export function admissionRoute<S extends RawServerBase>(app: AnyFastify<S>, opti
     }
     const admission = decoded.request;
     const budget = budgetMs(request.query);
-    const outcome = budget !== undefined && reply.elapsedTime > budget
-      ? Outcome.skipped('deadline', `the request took ${reply.elapsedTime.toFixed(0)} ms of its ${budget / DEADLINE_SHARE} ms timeout before review`)
-      : review(admission, options);
+    const outcome = !options.view.isSynced()
+      ? Outcome.skipped('view-not-synced', 'the shortcut view has not synced yet')
+      : budget !== undefined && reply.elapsedTime > budget
+        ? Outcome.skipped('deadline', `the request took ${reply.elapsedTime.toFixed(0)} ms of its ${budget / DEADLINE_SHARE} ms timeout before review`)
+        : review(admission, options);
     const elapsed = reply.elapsedTime;
     options.metrics.observeReview(admission.operation, outcome, elapsed / 1000);
     logOutcome(options.logger, admission, outcome, elapsed);

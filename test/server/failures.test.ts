@@ -79,3 +79,20 @@ test('a generous ?timeout= does not stop the patch', async () => {
     await app.close();
   }
 });
+
+test('before the first sync of the view, reviews are allowed unpatched rather than stripped of their shortcuts', async () => {
+  const store = new SnapshotStore();
+  const { app, metrics, url } = await start(store);
+  try {
+    const rewritten = sliceObject({ addresses: [['10.61.0.151']], annotations: {
+      'liqo.io/shortcut-addresses': '10.61.0.151', 'liqo.io/shortcut-original-addresses': '{"10.61.0.151":"10.63.0.151"}' } });
+    const answer = await post1(url, certs.ca, JSON.stringify(reviewObject(rewritten, { operation: 'UPDATE', uid: 'early' })));
+    assert.deepEqual(JSON.parse(answer.body).response, { uid: 'early', allowed: true });
+    assert.match(await metrics.registry.metrics(), /admission_requests_total\{operation="UPDATE",result="skipped"\} 1/);
+    store.publishFccs([]);
+    const synced = await post1(url, certs.ca, JSON.stringify(reviewObject(rewritten, { operation: 'UPDATE', uid: 'later' })));
+    assert.equal(JSON.parse(synced.body).response.patchType, 'JSONPatch', 'once synced, an empty view does restore');
+  } finally {
+    await app.close();
+  }
+});
