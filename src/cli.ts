@@ -78,7 +78,8 @@ async function readInput(input: string, stdin: NodeJS.ReadableStream): Promise<s
 function render(results: readonly DocumentResult[], format: RewriteConfig['output']): string {
   if (format === 'patch') return results.map((r) => `${JSON.stringify(r.patch)}\n`).join('');
   if (format === 'json') return results.map((r) => `${JSON.stringify(r.output)}\n`).join('');
-  return results.map((r) => stringify(r.output, { lineWidth: 0 })).join('---\n');
+  // YAML 1.1 quoting, as kubectl reads it: a label value "yes" or "2025-07-06" must stay a string.
+  return results.map((r) => stringify(r.output, { lineWidth: 0, version: '1.1' })).join('---\n');
 }
 
 export async function runRewrite(config: RewriteConfig, io: Io): Promise<number> {

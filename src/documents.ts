@@ -11,8 +11,49 @@ export type ParsedDocuments =
   | { readonly ok: true; readonly documents: readonly Document[] }
   | { readonly ok: false; readonly message: string };
 
+/**
+ * Concatenated JSON values (JSON Lines, or pretty objects one after another, as `--output json` and `jq` print
+ * them), split at depth zero. Undefined when the text is not a sequence of two or more objects or arrays.
+ */
+export function splitJsonValues(text: string): string[] | undefined {
+  const values: string[] = [];
+  let depth = 0;
+  let start = -1;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i];
+    if (inString) {
+      if (char === '\\') i++;
+      else if (char === '"') inString = false;
+      continue;
+    }
+    if (char === '"') { if (depth === 0) return undefined; inString = true; continue; }
+    if (char === '{' || char === '[') {
+      if (depth++ === 0) start = i;
+    } else if (char === '}' || char === ']') {
+      if (--depth < 0) return undefined;
+      if (depth === 0) values.push(text.slice(start, i + 1));
+    } else if (depth === 0 && !/\s/.test(char ?? '')) {
+      return undefined;
+    }
+  }
+  return depth === 0 && values.length > 1 ? values : undefined;
+}
+
 /** JSON is YAML, so one parser reads both. Aliases are bounded so that a small file cannot expand without limit. */
 export function parseDocuments(text: string, origin: string): ParsedDocuments {
+  const jsonValues = splitJsonValues(text);
+  if (jsonValues !== undefined) {
+    const documents: Document[] = [];
+    for (const [i, value] of jsonValues.entries()) {
+      try {
+        documents.push({ name: `${origin}#${i + 1}`, value: JSON.parse(value) });
+      } catch (error) {
+        return { ok: false, message: `${origin}#${i + 1}: ${error instanceof Error ? error.message : String(error)}` };
+      }
+    }
+    return { ok: true, documents };
+  }
   const documents: Document[] = [];
   const parsed = parseAllDocuments(text, { schema: 'core', uniqueKeys: true, prettyErrors: false });
   const all = Array.isArray(parsed) ? parsed : [];

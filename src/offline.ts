@@ -4,8 +4,8 @@ import { patchFor, type PatchOperation } from './admission/patch.ts';
 import { reviewEndpointSlice } from './admission/review-endpoint-slice.ts';
 import { decodeReview } from './admission/review.ts';
 import type { Document } from './documents.ts';
-import { isSkip, sliceName } from './core/endpoint-slice.ts';
-import { field, isArray, isObject, stringField } from './core/json.ts';
+import { asEndpointSlice, isSkip, sliceName } from './core/endpoint-slice.ts';
+import { field, isArray, isObject, stringField, type JsonObject } from './core/json.ts';
 import { applyRewrite, rewriteEndpointSlice, type AddressTrace, type SliceRewrite } from './core/rewrite.ts';
 import type { Snapshot } from './core/snapshot.ts';
 
@@ -37,10 +37,12 @@ export interface OfflineOptions {
 }
 
 function rewriteOne(object: unknown, snapshot: Snapshot, options: OfflineOptions, prefix: string):
-  { output: unknown; patch: PatchOperation[]; report: SliceReport } {
+  { output: unknown; patch: PatchOperation[]; report: SliceReport } | string {
   const traces: AddressTrace[] = [];
   const result = rewriteEndpointSlice(object, snapshot, options, (trace) => traces.push(trace));
   const report = { name: sliceName(object), result, traces };
+  // The webhook lets a broken slice through untouched; offline, it is invalid input the user should hear about.
+  if (isSkip(result) && result.skip === 'malformed') return `malformed EndpointSlice ${report.name}${prefix ? ` at ${prefix}` : ''}: ${result.detail}`;
   if (isSkip(result)) return { output: object, patch: [], report };
   const patch = patchFor(result).map((operation) => ({ ...operation, path: `${prefix}${operation.path}` }));
   return { output: applyRewrite(result), patch, report };
@@ -68,7 +70,13 @@ function rewriteDocument(document: Document, snapshot: Snapshot, options: Offlin
   }
   const items = kind?.endsWith('List') ? field(value, 'items') : undefined;
   if (isArray(items)) {
-    const rewritten = items.map((item, i) => rewriteOne(item, snapshot, options, `/items/${i}`));
+    const typed = kind === 'EndpointSliceList';
+    const rewritten = [];
+    for (const [i, item] of items.entries()) {
+      const one = rewriteOne(typed ? asEndpointSlice(item) : item, snapshot, options, `/items/${i}`);
+      if (typeof one === 'string') return `${name}: ${one}`;
+      rewritten.push(typed ? { ...one, output: isObject(item) && isObject(one.output) ? withoutAddedType(item, one.output) : one.output } : one);
+    }
     return {
       name,
       output: { ...value, items: rewritten.map((r) => r.output) },
@@ -76,8 +84,19 @@ function rewriteDocument(document: Document, snapshot: Snapshot, options: Offlin
       slices: rewritten.map((r) => r.report),
     };
   }
-  const { output, patch, report } = rewriteOne(value, snapshot, options, '');
-  return { name, output, patch, slices: [report] };
+  const one = rewriteOne(value, snapshot, options, '');
+  if (typeof one === 'string') return `${name}: ${one}`;
+  return { name, output: one.output, patch: one.patch, slices: [one.report] };
+}
+
+/** The typed-list item as it came, with only the rewritten parts: apiVersion/kind added for the rewrite go again. */
+function withoutAddedType(item: JsonObject, output: JsonObject): JsonObject {
+  const { apiVersion, kind, ...rest } = output;
+  return {
+    ...(Object.hasOwn(item, 'apiVersion') && apiVersion !== undefined ? { apiVersion } : {}),
+    ...(Object.hasOwn(item, 'kind') && kind !== undefined ? { kind } : {}),
+    ...rest,
+  };
 }
 
 /** All or nothing: one invalid document fails the run (exit 1) before anything is printed. */

@@ -142,3 +142,38 @@ test('--explain prints every address with its FCC and reason, and every FCC stat
   assert.match(run.stdout, /"10\.63\.0\.151 "\s+"10\.63\.0\.151 "\s+-\s+not-canonical/);
   assert.match(run.stdout, /FCC states for cluster cluster2:\nFCC\s+STATE\s+DETAIL\nliqo\/cluster2-cluster3\s+usable/);
 });
+
+test('JSON documents one after another (JSON Lines, or jq output) are read, including --output json itself', async () => {
+  const first = await runCli(['rewrite', '--shortcuts', shortcuts, '--output', 'json'], { stdin: `${sliceYaml}---\n${stringify(sliceObject({ name: 'two' }))}` });
+  assert.equal(first.stdout.trimEnd().split('\n').length, 2);
+  const again = await runCli(['rewrite', '--shortcuts', shortcuts, '--output', 'patch'], { stdin: first.stdout });
+  assert.equal(again.code, 0, again.stderr);
+  assert.equal(again.stdout, '[]\n[]\n', 'rewriting the output changes nothing');
+  const pretty = `${JSON.stringify(sliceObject(), null, 2)}\n${JSON.stringify(sliceObject({ name: 'two' }), null, 2)}\n`;
+  const concatenated = await runCli(['rewrite', '--shortcuts', shortcuts, '--output', 'json'], { stdin: pretty });
+  assert.equal(concatenated.stdout.trimEnd().split('\n').length, 2);
+});
+
+test('items of an EndpointSliceList need no apiVersion or kind, as the API returns them, and keep none', async () => {
+  const { apiVersion: _a, kind: _k, ...item } = sliceObject();
+  const list = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSliceList', metadata: { resourceVersion: '7' }, items: [item] };
+  const run = await runCli(['rewrite', '--shortcuts', shortcuts, '--output', 'json'], { stdin: JSON.stringify(list) });
+  const output = JSON.parse(run.stdout);
+  assert.equal(output.items[0].endpoints[0].addresses[0], '10.61.0.151');
+  assert.equal(output.items[0].apiVersion, undefined);
+  assert.equal(output.items[0].kind, undefined);
+});
+
+test('a malformed EndpointSlice is invalid input offline (exit 1), naming the document', async () => {
+  const run = await runCli(['rewrite', '--shortcuts', shortcuts], { stdin: `${sliceYaml}---\n${stringify(sliceObject({ extra: { endpoints: 5 } }))}` });
+  assert.equal(run.code, 1);
+  assert.match(run.stderr, /stdin#2: malformed EndpointSlice demo\/web-abcde: endpoints is not an array/);
+});
+
+test('YAML output quotes strings that YAML 1.1 readers such as kubectl would take for booleans, numbers or dates', async () => {
+  const slice = sliceObject({ extra: { metadata: { name: 'w', namespace: 'demo', labels: {
+    'endpointslice.kubernetes.io/managed-by': 'endpointslice.reflection.liqo.io', 'offloading.liqo.io/destination': 'cluster2',
+    flag: 'yes', when: '2025-07-06', time: '1:20', octal: '010' } } } });
+  const run = await runCli(['rewrite', '--shortcuts', shortcuts], { stdin: JSON.stringify(slice) });
+  for (const line of ['flag: "yes"', 'when: "2025-07-06"', 'time: "1:20"', 'octal: "010"']) assert.ok(run.stdout.includes(line), line);
+});

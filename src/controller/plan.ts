@@ -1,7 +1,7 @@
 // Which stored slices need a write, and which write: the same f as the webhook, as a guarded JSON Patch. Pure.
 import { patchFor, type PatchOperation } from '../admission/patch.ts';
-import { ENDPOINT_SLICE_API_VERSION, ENDPOINT_SLICE_KIND, isSkip } from '../core/endpoint-slice.ts';
-import { isObject, objectAt, stringField } from '../core/json.ts';
+import { asEndpointSlice, isSkip } from '../core/endpoint-slice.ts';
+import { objectAt, stringField } from '../core/json.ts';
 import { isUnchanged, rewriteEndpointSlice, type SliceRewrite } from '../core/rewrite.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 
@@ -18,11 +18,6 @@ export type SlicePlan =
   | { readonly kind: 'write'; readonly write: SliceWrite }
   | { readonly kind: 'in-step' }
   | { readonly kind: 'not-ours' };
-
-/** Items of a typed list carry no apiVersion/kind; the rewrite checks them, so they are put back first. */
-function asEndpointSlice(item: unknown): unknown {
-  return isObject(item) ? { apiVersion: ENDPOINT_SLICE_API_VERSION, kind: ENDPOINT_SLICE_KIND, ...item } : item;
-}
 
 export function planSlice(item: unknown, snapshot: Snapshot, options: { readonly clusterId?: string | undefined }): SlicePlan {
   const object = asEndpointSlice(item);

@@ -45,6 +45,14 @@ export function sliceName(object: unknown): string {
   return `${namespace ? `${namespace}/` : ''}${name ?? '(unnamed)'}`;
 }
 
+/**
+ * Items of a typed list (`kubectl get endpointslices -o json`, the API's EndpointSliceList) carry no apiVersion or
+ * kind; the rewrite checks both, so they are put back, never overriding what an item does say.
+ */
+export function asEndpointSlice(item: unknown): unknown {
+  return isObject(item) ? { apiVersion: ENDPOINT_SLICE_API_VERSION, kind: ENDPOINT_SLICE_KIND, ...item } : item;
+}
+
 export interface SliceOptions {
   /** Used when the slice has no destination label. */
   readonly clusterId?: string | undefined;
