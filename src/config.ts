@@ -27,7 +27,7 @@ export const SERVE_FLAGS = {
   host: { type: 'string', value: 'ADDR', help: 'address to listen on (default: all interfaces, IPv6 and IPv4)' },
   port: { type: 'string', value: 'N', help: 'HTTPS port for admission reviews (default 9443)' },
   'ops-port': { type: 'string', value: 'N', help: 'plain HTTP port for /healthz, /readyz, /metrics, /debug/pairs (default 8080)' },
-  'tls-cert': { type: 'string', value: 'FILE', help: 'serving certificate (PEM), reloaded when it changes' },
+  'tls-cert': { type: 'string', value: 'FILE', help: 'serving certificate (PEM), reloaded when it changes (default: a development pair, see README)' },
   'tls-key': { type: 'string', value: 'FILE', help: 'serving key (PEM), reloaded when it changes' },
   'cluster-id': { type: 'string', value: 'ID', help: 'local cluster ID for slices without offloading.liqo.io/destination' },
   shortcuts: { type: 'string', multiple: true, value: 'PATH', help: 'watch ForeignClusterConnections in these files or folders instead of a cluster (repeatable)' },
@@ -109,8 +109,8 @@ export interface ServeConfig {
   readonly host: string | undefined;
   readonly port: number;
   readonly opsPort: number;
-  readonly tlsCert: string;
-  readonly tlsKey: string;
+  /** Both or neither; neither means a development pair (certs/out, or made at start-up). */
+  readonly tls: { readonly cert: string; readonly key: string } | undefined;
   readonly clusterId: string | undefined;
   /** `files` when --shortcuts is given, else `cluster` (the local API, or --shortcuts-kubeconfig). */
   readonly source: 'files' | 'cluster';
@@ -132,8 +132,8 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
   if (positionals.length > 0) throw new UsageError(`serve takes no arguments, got ${positionals.join(' ')}`);
   const tlsCert = text(values, 'tls-cert');
   const tlsKey = text(values, 'tls-key');
-  if (tlsCert === undefined || tlsKey === undefined) {
-    throw new UsageError('serve needs --tls-cert and --tls-key (certs/make-certs.sh makes a pair for local use)');
+  if ((tlsCert === undefined) !== (tlsKey === undefined)) {
+    throw new UsageError('--tls-cert and --tls-key go together: give both, or neither for a development pair');
   }
   const shortcuts = list(values, 'shortcuts');
   const shortcutsKubeconfig = text(values, 'shortcuts-kubeconfig');
@@ -149,8 +149,7 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     host: text(values, 'host'),
     port: port(values, 'port', 9443),
     opsPort: port(values, 'ops-port', 8080),
-    tlsCert,
-    tlsKey,
+    tls: tlsCert !== undefined && tlsKey !== undefined ? { cert: tlsCert, key: tlsKey } : undefined,
     clusterId: text(values, 'cluster-id'),
     source: shortcuts.length > 0 ? 'files' : 'cluster',
     shortcuts,

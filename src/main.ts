@@ -1,6 +1,9 @@
 // Composition root: the only file that starts things. Command line → config → view → app → listen; signals.
-import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { buildOpsApp, buildWebhookApp, type WebhookApp } from './app.ts';
 import { EXIT_INVALID_INPUT, EXIT_OK, EXIT_USAGE, parseCommand, runRewrite, type Io } from './cli.ts';
 import type { ServeConfig } from './config.ts';
@@ -12,7 +15,7 @@ import { createLogger, errorMessage, type Logger } from './log.ts';
 import { Metrics } from './metrics.ts';
 import { localClusters, localStates } from './server/debug-pairs.ts';
 import { trackDrain } from './server/drain.ts';
-import { CertificateWatcher } from './tls.ts';
+import { CertificateWatcher, type TlsFiles } from './tls.ts';
 import { LeaderElector } from './controller/leader.ts';
 import { SliceReconciler } from './controller/reconciler.ts';
 import { loadKubeAccess, type KubeAccess } from './kube/client.ts';
@@ -82,6 +85,26 @@ function podNamespace(env: NodeJS.ProcessEnv): string | undefined {
   }
 }
 
+const DEV_CERTS = 'certs/out';
+const MAKE_CERTS = new URL('../certs/make-certs.sh', import.meta.url);
+
+/**
+ * Without --tls-cert/--tls-key: the pair `npm start` made in certs/out, else one made now by certs/make-certs.sh in
+ * a temporary folder. Only for trying the webhook out: clients must trust a CA nobody distributed.
+ */
+function developmentTls(logger: Logger): TlsFiles {
+  const existing = { cert: join(DEV_CERTS, 'tls.crt'), key: join(DEV_CERTS, 'tls.key') };
+  if (existsSync(existing.cert) && existsSync(existing.key)) {
+    logger.warn({ ...existing }, 'no --tls-cert/--tls-key: serving the development pair of certs/out');
+    return existing;
+  }
+  const out = mkdtempSync(join(tmpdir(), 'shortcut-webhook-tls-'));
+  execFileSync('bash', [fileURLToPath(MAKE_CERTS), '--out', out], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const made = { cert: join(out, 'tls.crt'), key: join(out, 'tls.key') };
+  logger.warn({ ...made, ca: join(out, 'ca.crt') }, 'no --tls-cert/--tls-key: serving a development pair made now');
+  return made;
+}
+
 /** `::` reaches IPv6-only and dual-stack pods alike; a kernel without IPv6 refuses it, and then IPv4 will do. */
 async function listenAll(app: { listen(options: { host: string; port: number }): Promise<string> }, host: string | undefined, port: number): Promise<void> {
   if (host !== undefined) {
@@ -113,9 +136,16 @@ async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promise<numbe
   store.subscribe((snapshot) => metrics.setPairStates(localStates(snapshot, config.clusterId)));
   store.subscribe(pairLogger(logger, config.clusterId));
 
+  let tlsFiles;
+  try {
+    tlsFiles = config.tls ?? developmentTls(logger);
+  } catch (error) {
+    logger.fatal({ err: errorMessage(error) }, 'no --tls-cert/--tls-key and no development certificate could be made');
+    return EXIT_INVALID_INPUT;
+  }
   let webhook: WebhookApp | undefined;
   const certificates = new CertificateWatcher({
-    files: { cert: config.tlsCert, key: config.tlsKey },
+    files: tlsFiles,
     logger,
     onReload: (material) => webhook?.server.setSecureContext({ cert: material.cert, key: material.key, minVersion: 'TLSv1.2' }),
   });

@@ -56,7 +56,7 @@ const usage: readonly [string, readonly string[], RegExp][] = [
   ['rewrite without --shortcuts', ['rewrite'], /--shortcuts/],
   ['a bad --output', ['rewrite', '--shortcuts', 'x', '--output', 'xml'], /yaml, json, patch/],
   ['two inputs', ['rewrite', '--shortcuts', 'x', 'a.yaml', 'b.yaml'], /one input/],
-  ['serve without TLS files', ['serve'], /--tls-cert/],
+  ['serve with a certificate but no key', ['serve', '--tls-cert', 'c'], /--tls-cert and --tls-key go together/],
   ['serve with a bad port', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--port', '70000'], /port/],
   ['serve with a bad resync interval', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--resync-interval', 'soon'], /resync-interval/],
   ['serve with a bad log level', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--log-level', 'loud'], /log-level/],

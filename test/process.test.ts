@@ -1,6 +1,6 @@
 // The executable end to end: serve in file mode, answer over HTTPS, and drain on SIGTERM.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -99,6 +99,22 @@ test('an idle HTTP/2 connection, as the API server keeps one, does not hold up S
     await waitFor(() => goaway || session.closed || session.destroyed, { description: 'the client was told to go away' });
   } finally {
     session.destroy();
+    server.child.kill('SIGKILL');
+  }
+});
+
+test('without --tls-cert and --tls-key, serve makes a development pair and says where', async () => {
+  // From a folder without certs/out, so the pair is made at start-up.
+  const server = await startServer(['--shortcuts', shortcuts], { TMPDIR: dir }, dir);
+  try {
+    const made = server.lines.find((l) => l.includes('development pair made now'));
+    assert.ok(made, server.lines.join('\n'));
+    const { ca } = JSON.parse(made) as { ca: string };
+    const answer = await post1(`https://localhost:${server.webhookPort}`, readFileSync(ca), JSON.stringify(reviewObject(sliceObject())));
+    assert.equal(JSON.parse(answer.body).response.patchType, 'JSONPatch');
+    server.child.kill('SIGTERM');
+    assert.equal(await exitWithin(server, 10_000), 0);
+  } finally {
     server.child.kill('SIGKILL');
   }
 });

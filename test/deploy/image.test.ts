@@ -205,8 +205,7 @@ describe('the Deployment\'s command line, read by the real parser', () => {
     if (command.kind !== 'serve') return;
     assert.equal(command.config.port, 9443);
     assert.equal(command.config.opsPort, 8080);
-    assert.equal(command.config.tlsCert, '/etc/shortcut-webhook/tls/tls.crt');
-    assert.equal(command.config.tlsKey, '/etc/shortcut-webhook/tls/tls.key');
+    assert.deepEqual(command.config.tls, { cert: '/etc/shortcut-webhook/tls/tls.crt', key: '/etc/shortcut-webhook/tls/tls.key' });
     assert.equal(command.config.source, 'cluster');
     assert.equal(command.config.controller, true);
     assert.equal(command.config.resyncIntervalMs, 5 * 60_000);

@@ -14,9 +14,10 @@ export interface RunningServer {
 
 interface Serving { webhook?: { port: number }[]; ops?: { port: number }[]; msg?: string }
 
-export async function startServer(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<RunningServer> {
+export async function startServer(args: readonly string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<RunningServer> {
   const child = spawn(process.execPath, [bin, 'serve', '--host', '127.0.0.1', '--port', '0', '--ops-port', '0', ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    ...(cwd === undefined ? {} : { cwd }),
   });
   const lines: string[] = [];
   let buffered = '';
