@@ -52,56 +52,83 @@ export function envName(flag: string): string {
   return `${ENV_PREFIX}${flag.toUpperCase().replaceAll('-', '_')}`;
 }
 
-type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
+type Value = string | boolean | (string | boolean)[];
 
-/** parseArgs, then every flag not given is read from its environment variable. */
-function readFlags(flags: FlagTable, argv: readonly string[], env: NodeJS.ProcessEnv): { values: Values; positionals: string[] } {
+/** Flag values with where each came from, so a bad value is reported under the name the user actually set. */
+class FlagValues {
+  constructor(
+    private readonly values: ReadonlyMap<string, Value>,
+    private readonly fromEnv: ReadonlySet<string>,
+    readonly positionals: readonly string[],
+    readonly help: boolean,
+  ) {}
+
+  /** `--port` when given as a flag, `SHORTCUT_WEBHOOK_PORT` when read from the environment. */
+  name(flag: string): string {
+    return this.fromEnv.has(flag) ? envName(flag) : `--${flag}`;
+  }
+
+  isFromEnv(flag: string): boolean {
+    return this.fromEnv.has(flag);
+  }
+
+  text(flag: string): string | undefined {
+    const value = this.values.get(flag);
+    if (typeof value !== 'string') return undefined;
+    if (value.trim() === '') throw new UsageError(`${this.name(flag)} must not be empty`);
+    return value;
+  }
+
+  list(flag: string): string[] {
+    const value = this.values.get(flag);
+    return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+  }
+
+  flag(flag: string): boolean {
+    return this.values.get(flag) === true;
+  }
+
+  port(flag: string, fallback: number): number {
+    const raw = this.text(flag);
+    if (raw === undefined) return fallback;
+    if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) throw new UsageError(`${this.name(flag)} ${raw}: expected a port number from 0 to 65535`);
+    return Number(raw);
+  }
+
+  oneOf<T extends string>(flag: string, allowed: readonly T[], fallback: T): T {
+    const raw = this.text(flag);
+    if (raw === undefined) return fallback;
+    const found = allowed.find((candidate) => candidate === raw);
+    if (found === undefined) throw new UsageError(`${this.name(flag)} ${raw}: expected one of ${allowed.join(', ')}`);
+    return found;
+  }
+}
+
+/** parseArgs, then every flag not given is read from its environment variable. --help wins over bad variables. */
+function readFlags(flags: FlagTable, argv: readonly string[], env: NodeJS.ProcessEnv): FlagValues {
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], options: flags, strict: true, allowPositionals: true });
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
-  const values: Values = { ...parsed.values };
+  const values = new Map<string, Value>();
+  for (const [flag, value] of Object.entries(parsed.values)) if (value !== undefined) values.set(flag, value);
+  if (values.get('help') === true) return new FlagValues(values, new Set(), parsed.positionals, true);
+  const fromEnv = new Set<string>();
   for (const [flag, spec] of Object.entries(flags)) {
-    if (values[flag] !== undefined || flag === 'help') continue;
+    if (values.has(flag) || flag === 'help') continue;
     const raw = env[envName(flag)];
     if (raw === undefined || raw === '') continue;
+    fromEnv.add(flag);
     if (spec.type === 'boolean') {
       if (!/^(1|0|true|false|yes|no)$/i.test(raw)) throw new UsageError(`${envName(flag)}=${raw}: expected true or false`);
-      values[flag] = /^(1|true|yes)$/i.test(raw);
+      values.set(flag, /^(1|true|yes)$/i.test(raw));
     } else {
-      values[flag] = spec.multiple ? raw.split(',').map((part) => part.trim()).filter((part) => part !== '') : raw;
+      values.set(flag, spec.multiple ? raw.split(',').map((part) => part.trim()).filter((part) => part !== '') : raw);
     }
   }
-  return { values, positionals: parsed.positionals };
-}
-
-function text(values: Values, flag: string): string | undefined {
-  const value = values[flag];
-  if (typeof value !== 'string') return undefined;
-  if (value.trim() === '') throw new UsageError(`--${flag} must not be empty`);
-  return value;
-}
-
-function list(values: Values, flag: string): string[] {
-  const value = values[flag];
-  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
-}
-
-function port(values: Values, flag: string, fallback: number): number {
-  const raw = text(values, flag);
-  if (raw === undefined) return fallback;
-  if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) throw new UsageError(`--${flag} ${raw}: expected a port number from 0 to 65535`);
-  return Number(raw);
-}
-
-function oneOf<T extends string>(values: Values, flag: string, allowed: readonly T[], fallback: T): T {
-  const raw = text(values, flag);
-  if (raw === undefined) return fallback;
-  const found = allowed.find((candidate) => candidate === raw);
-  if (found === undefined) throw new UsageError(`--${flag} ${raw}: expected one of ${allowed.join(', ')}`);
-  return found;
+  return new FlagValues(values, fromEnv, parsed.positionals, false);
 }
 
 export interface ServeConfig {
@@ -127,38 +154,44 @@ export interface ServeConfig {
 export type Parsed<T> = { readonly help: true } | { readonly help: false; readonly config: T };
 
 export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Parsed<ServeConfig> {
-  const { values, positionals } = readFlags(SERVE_FLAGS, argv, env);
-  if (values.help === true) return { help: true };
-  if (positionals.length > 0) throw new UsageError(`serve takes no arguments, got ${positionals.join(' ')}`);
-  const tlsCert = text(values, 'tls-cert');
-  const tlsKey = text(values, 'tls-key');
+  const values = readFlags(SERVE_FLAGS, argv, env);
+  if (values.help) return { help: true };
+  if (values.positionals.length > 0) throw new UsageError(`serve takes no arguments, got ${values.positionals.join(' ')}`);
+  const tlsCert = values.text('tls-cert');
+  const tlsKey = values.text('tls-key');
   if ((tlsCert === undefined) !== (tlsKey === undefined)) {
     throw new UsageError('--tls-cert and --tls-key go together: give both, or neither for a development pair');
   }
-  const shortcuts = list(values, 'shortcuts');
-  const shortcutsKubeconfig = text(values, 'shortcuts-kubeconfig');
+  let shortcuts = values.list('shortcuts');
+  let shortcutsKubeconfig = values.text('shortcuts-kubeconfig');
   if (shortcuts.length > 0 && shortcutsKubeconfig !== undefined) {
-    throw new UsageError('--shortcuts and --shortcuts-kubeconfig are two sources of shortcuts: give one');
+    // Two sources of shortcuts: a flag beats a variable, and two of a kind are a mistake to say out loud.
+    const shortcutsFromEnv = values.isFromEnv('shortcuts');
+    if (shortcutsFromEnv === values.isFromEnv('shortcuts-kubeconfig')) {
+      throw new UsageError(`${values.name('shortcuts')} and ${values.name('shortcuts-kubeconfig')} are two sources of shortcuts: give one`);
+    }
+    if (shortcutsFromEnv) shortcuts = [];
+    else shortcutsKubeconfig = undefined;
   }
-  const resyncRaw = text(values, 'resync-interval');
+  const resyncRaw = values.text('resync-interval');
   const resyncIntervalMs = resyncRaw === undefined ? 600_000 : parseDuration(resyncRaw);
   if (resyncIntervalMs === undefined || (resyncIntervalMs > 0 && resyncIntervalMs < 1000)) {
-    throw new UsageError(`--resync-interval ${resyncRaw}: expected a duration of at least 1s such as 30s, 10m or 1h, or 0 for off`);
+    throw new UsageError(`${values.name('resync-interval')} ${resyncRaw}: expected a duration of at least 1s such as 30s, 10m or 1h, or 0 for off`);
   }
   const config: ServeConfig = {
-    host: text(values, 'host'),
-    port: port(values, 'port', 9443),
-    opsPort: port(values, 'ops-port', 8080),
+    host: values.text('host'),
+    port: values.port('port', 9443),
+    opsPort: values.port('ops-port', 8080),
     tls: tlsCert !== undefined && tlsKey !== undefined ? { cert: tlsCert, key: tlsKey } : undefined,
-    clusterId: text(values, 'cluster-id'),
+    clusterId: values.text('cluster-id'),
     source: shortcuts.length > 0 ? 'files' : 'cluster',
     shortcuts,
-    kubeconfig: text(values, 'kubeconfig'),
+    kubeconfig: values.text('kubeconfig'),
     shortcutsKubeconfig,
-    shortcutsNamespace: text(values, 'shortcuts-namespace'),
-    controller: values['no-controller'] !== true,
+    shortcutsNamespace: values.text('shortcuts-namespace'),
+    controller: !values.flag('no-controller'),
     resyncIntervalMs,
-    logLevel: oneOf(values, 'log-level', LOG_LEVELS, 'info'),
+    logLevel: values.oneOf('log-level', LOG_LEVELS, 'info'),
   };
   return { help: false, config: Object.freeze(config) };
 }
@@ -173,17 +206,17 @@ export interface RewriteConfig {
 }
 
 export function parseRewriteArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Parsed<RewriteConfig> {
-  const { values, positionals } = readFlags(REWRITE_FLAGS, argv, env);
-  if (values.help === true) return { help: true };
-  const shortcuts = list(values, 'shortcuts');
+  const values = readFlags(REWRITE_FLAGS, argv, env);
+  if (values.help) return { help: true };
+  const shortcuts = values.list('shortcuts');
   if (shortcuts.length === 0) throw new UsageError('rewrite needs at least one --shortcuts PATH');
-  if (positionals.length > 1) throw new UsageError(`rewrite takes one input (FILE or -), got ${positionals.length}`);
+  if (values.positionals.length > 1) throw new UsageError(`rewrite takes one input (FILE or -), got ${values.positionals.length}`);
   const config: RewriteConfig = {
     shortcuts,
-    clusterId: text(values, 'cluster-id'),
-    output: oneOf(values, 'output', OUTPUT_FORMATS, 'yaml'),
-    explain: values.explain === true,
-    input: positionals[0] ?? '-',
+    clusterId: values.text('cluster-id'),
+    output: values.oneOf('output', OUTPUT_FORMATS, 'yaml'),
+    explain: values.flag('explain'),
+    input: values.positionals[0] ?? '-',
   };
   return { help: false, config: Object.freeze(config) };
 }

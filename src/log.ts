@@ -1,6 +1,7 @@
 // Structured JSON logs (pino, fastify's own logger), one logger for the whole process.
 import { pino, type Logger } from 'pino';
 import type { LogLevel } from './config.ts';
+import type { AddressEdit } from './core/rewrite.ts';
 
 export type { Logger };
 
@@ -15,4 +16,11 @@ export function createLogger(level: LogLevel, destination?: NodeJS.WritableStrea
 
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The first few changes: a slice of a thousand endpoints must not become a log line of megabytes. */
+export function describeEdits(edits: readonly AddressEdit[], shown = 10): string[] {
+  const lines = edits.slice(0, shown).map((edit) => `${edit.from}->${edit.to}`);
+  if (edits.length > shown) lines.push(`... ${edits.length - shown} more`);
+  return lines;
 }

@@ -13,7 +13,7 @@ import type { Snapshot } from './core/snapshot.ts';
 import { describeState } from './explain.ts';
 import { createLogger, errorMessage, type Logger } from './log.ts';
 import { Metrics } from './metrics.ts';
-import { localClusters, localStates } from './server/debug-pairs.ts';
+import { localClusters, localStates } from './core/local-clusters.ts';
 import { trackDrain } from './server/drain.ts';
 import { CertificateWatcher, type TlsFiles } from './tls.ts';
 import { LeaderElector } from './controller/leader.ts';

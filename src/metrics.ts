@@ -66,7 +66,11 @@ export class Metrics {
 
   constructor() {
     for (const state of ['usable', ...UNUSABLE_REASONS]) this.pairs.set({ state }, 0);
-    for (const result of ['patched', 'unchanged', 'skipped', 'error'] as const) this.admissionRequests.inc({ operation: 'CREATE', result }, 0);
+    // Series exist from the start, so rate() and alerts see a zero rather than nothing.
+    for (const operation of ['CREATE', 'UPDATE']) {
+      for (const result of ['patched', 'unchanged', 'skipped', 'error'] as const) this.admissionRequests.inc({ operation, result }, 0);
+    }
+    for (const result of ['patched', 'unchanged', 'conflict', 'error', 'gone'] as const) this.slicesReconciled.inc({ result }, 0);
   }
 
   /** The sync time is read at scrape time, so it is never stale between changes. */

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { stringify } from 'yaml';
 import { fccObject, sliceObject } from './support/builders.ts';
+import { parseCommand } from '../src/cli.ts';
 import { runCli } from './support/run-cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'shortcut-cli-'));
@@ -176,4 +177,24 @@ test('YAML output quotes strings that YAML 1.1 readers such as kubectl would tak
     flag: 'yes', when: '2025-07-06', time: '1:20', octal: '010' } } } });
   const run = await runCli(['rewrite', '--shortcuts', shortcuts], { stdin: JSON.stringify(slice) });
   for (const line of ['flag: "yes"', 'when: "2025-07-06"', 'time: "1:20"', 'octal: "010"']) assert.ok(run.stdout.includes(line), line);
+});
+
+test('a bad value from the environment is reported under the variable\'s name', async () => {
+  const run = await runCli(['serve'], { env: { SHORTCUT_WEBHOOK_PORT: 'tcp://10.0.0.1:443' } });
+  assert.equal(run.code, 2);
+  assert.match(run.stderr, /SHORTCUT_WEBHOOK_PORT tcp:\/\/10\.0\.0\.1:443: expected a port number/);
+});
+
+test('--help works even when a variable holds a bad value', async () => {
+  const run = await runCli(['serve', '--help'], { env: { SHORTCUT_WEBHOOK_NO_CONTROLLER: 'maybe' } });
+  assert.equal(run.code, 0);
+});
+
+test('a --shortcuts flag beats SHORTCUT_WEBHOOK_SHORTCUTS_KUBECONFIG, and the reverse', async () => {
+  const parsedFlag = parseCommand(['serve', '--shortcuts', 'a.yaml'], { SHORTCUT_WEBHOOK_SHORTCUTS_KUBECONFIG: 'hub' });
+  assert.ok(parsedFlag.kind === 'serve');
+  assert.deepEqual([parsedFlag.config.source, parsedFlag.config.shortcutsKubeconfig], ['files', undefined]);
+  const parsedEnv = parseCommand(['serve', '--shortcuts-kubeconfig', 'hub'], { SHORTCUT_WEBHOOK_SHORTCUTS: 'a.yaml' });
+  assert.ok(parsedEnv.kind === 'serve');
+  assert.deepEqual([parsedEnv.config.source, parsedEnv.config.shortcutsKubeconfig], ['cluster', 'hub']);
 });

@@ -8,9 +8,9 @@ import { isObject, objectAt, stringField } from '../core/json.ts';
 import { pairSignature } from '../core/pair-changes.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import { describeError, httpStatus } from '../kube/client.ts';
-import type { Logger } from '../log.ts';
+import { describeEdits, type Logger } from '../log.ts';
 import type { Metrics, ReconcileResult } from '../metrics.ts';
-import { localClusters } from '../server/debug-pairs.ts';
+import { localClusters } from '../core/local-clusters.ts';
 import type { ShortcutView } from '../view/shortcut-view.ts';
 import { planSlice, type SliceWrite } from './plan.ts';
 import { TokenBucket } from './token-bucket.ts';
@@ -186,7 +186,7 @@ export class SliceReconciler {
       await this.api.patchNamespacedCustomObject(
         { group: GROUP, version: VERSION, namespace: ref.namespace, plural: PLURAL, name: ref.name, body: patch }, JSON_PATCH);
       this.options.logger.info({ slice: `${ref.namespace}/${ref.name}`,
-        changes: ref.rewrite.edits.map((edit) => `${edit.from}->${edit.to}`) }, 'stored slice patched');
+        changes: describeEdits(ref.rewrite.edits) }, 'stored slice patched');
       return 'patched';
     } catch (error) {
       const status = httpStatus(error);

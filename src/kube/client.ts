@@ -1,4 +1,6 @@
 // Kubernetes API access: which kubeconfig, and what an error from client-node means.
+import { existsSync } from 'node:fs';
+import { delimiter } from 'node:path';
 import { ApiException, KubeConfig } from '@kubernetes/client-node';
 
 export interface KubeAccess {
@@ -12,11 +14,23 @@ export function inCluster(env: NodeJS.ProcessEnv = process.env): boolean {
   return Boolean(env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT);
 }
 
-/** A kubeconfig file, or the pod's service account. Undefined when neither is there. */
+/**
+ * A kubeconfig file (or a KUBECONFIG-style list of them, merged as kubectl does: the first file's context wins,
+ * missing files are skipped), or the pod's service account. Undefined when neither is there.
+ */
 export function loadKubeAccess(file: string | undefined, env: NodeJS.ProcessEnv = process.env): KubeAccess | undefined {
   const config = new KubeConfig();
   if (file !== undefined) {
-    config.loadFromFile(file);
+    const files = file.split(delimiter).filter((path) => path !== '');
+    const present = files.length > 1 ? files.filter((path) => existsSync(path)) : files;
+    const [first, ...rest] = present;
+    if (first === undefined) throw new Error(`none of the kubeconfig files exists: ${file}`);
+    config.loadFromFile(first);
+    for (const path of rest) {
+      const more = new KubeConfig();
+      more.loadFromFile(path);
+      config.mergeConfig(more, true);
+    }
     return { config, origin: file };
   }
   if (!inCluster(env)) return undefined;

@@ -1,5 +1,5 @@
 // The body of /debug/pairs: what the snapshot makes of every FCC, per local cluster, as JSON.
-import type { PairState } from '../core/pairs.ts';
+import { localClusters } from '../core/local-clusters.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 
 export interface DebugPairs {
@@ -12,18 +12,6 @@ export interface DebugPairs {
     readonly pairs: readonly { fcc: string; peer: string; hubPrefix: string; shortcutPrefix: string }[];
     readonly unusable: readonly { fcc: string; peer: string | null; reason: string; detail: string }[];
   }[];
-}
-
-/** The clusters whose view matters: the configured one, else every cluster an FCC names (slices carry the ID). */
-export function localClusters(snapshot: Snapshot, clusterId: string | undefined): readonly string[] {
-  return clusterId !== undefined ? [clusterId] : snapshot.clusterIds;
-}
-
-/** With a configured cluster, every FCC is listed (others as not-this-cluster); without, only those naming each cluster. */
-export function localStates(snapshot: Snapshot, clusterId: string | undefined): readonly PairState[] {
-  return clusterId !== undefined
-    ? snapshot.statesFor(clusterId)
-    : snapshot.clusterIds.flatMap((id) => snapshot.forCluster(id).states);
 }
 
 export function debugPairs(snapshot: Snapshot, clusterId: string | undefined, synced: boolean, lastSync: number | undefined): DebugPairs {
