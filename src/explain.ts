@@ -1,5 +1,7 @@
 // `rewrite --explain`: plain-text tables a person reads next to `kubectl get`, one per slice, then FCC states.
-import type { PairState } from './core/pairs.ts';
+import { containsAddress } from './core/cidr.ts';
+import { hubPrefixFor, type PairState } from './core/pairs.ts';
+import type { AddressTrace } from './core/rewrite.ts';
 import type { Snapshot } from './core/snapshot.ts';
 import type { DocumentResult } from './offline.ts';
 
@@ -27,6 +29,28 @@ export function stateTable(states: readonly PairState[]): string[] {
   return table(['FCC', 'STATE', 'DETAIL'], states.map((state) => [state.fcc, state.usable ? 'usable' : state.reason, describeState(state)]));
 }
 
+/**
+ * For an address no usable pair took: the unusable FCC whose hub prefix holds it, so the table says why (a shortcut
+ * that is not connected, in conflict, ...) instead of only that nothing matched.
+ */
+function blockingState(snapshot: Snapshot, cluster: string, address: string): PairState | undefined {
+  const fccs = new Map(snapshot.fccs.map((fcc) => [fcc.ref, fcc]));
+  return snapshot.forCluster(cluster).states.find((state) => {
+    if (state.usable) return false;
+    const fcc = fccs.get(state.fcc);
+    const prefix = fcc === undefined ? undefined : hubPrefixFor(fcc, cluster);
+    return prefix !== undefined && containsAddress(prefix, address);
+  });
+}
+
+function traceRow(trace: AddressTrace, snapshot: Snapshot, cluster: string): string[] {
+  const blocked = trace.reason === 'no-pair' || trace.reason === 'restored' ? blockingState(snapshot, cluster, trace.base) : undefined;
+  if (blocked !== undefined && !blocked.usable) {
+    return [shown(trace.input), shown(trace.output), blocked.fcc, `${trace.reason}: ${blocked.reason}`];
+  }
+  return [shown(trace.input), shown(trace.output), trace.pair?.fcc ?? '-', trace.reason];
+}
+
 export function explain(results: readonly DocumentResult[], snapshot: Snapshot, clusterId: string | undefined): string {
   const lines: string[] = [];
   const clusters: string[] = [];
@@ -43,7 +67,7 @@ export function explain(results: readonly DocumentResult[], snapshot: Snapshot, 
       lines.push(`${document.name} ${slice.name}: cluster ${cluster}, ${result.slice.family}`);
       if (slice.traces.length === 0) lines.push('(no addresses)');
       else lines.push(...table(['INPUT', 'OUTPUT', 'FCC', 'REASON'],
-        slice.traces.map((t) => [shown(t.input), shown(t.output), t.pair?.fcc ?? '-', t.reason])));
+        slice.traces.map((trace) => traceRow(trace, snapshot, cluster))));
     }
   }
   if (clusters.length === 0) clusters.push(...(clusterId !== undefined ? [clusterId] : snapshot.clusterIds));

@@ -198,3 +198,11 @@ test('a --shortcuts flag beats SHORTCUT_WEBHOOK_SHORTCUTS_KUBECONFIG, and the re
   assert.ok(parsedEnv.kind === 'serve');
   assert.deepEqual([parsedEnv.config.source, parsedEnv.config.shortcutsKubeconfig], ['cluster', 'hub']);
 });
+
+test('--explain names the unusable FCC behind an address it left alone, with the reason', async () => {
+  const folder = mkdtempSync(join(tmpdir(), 'shortcut-explain-'));
+  writeFileSync(join(folder, 'fcc.yaml'), stringify(fccObject({ connected: false })));
+  const run = await runCli(['rewrite', '--shortcuts', folder, '--explain'], { stdin: stringify(sliceObject({ addresses: [['10.63.0.151', '10.200.0.1']] })) });
+  assert.match(run.stdout, /10\.63\.0\.151\s+10\.63\.0\.151\s+liqo\/cluster2-cluster3\s+no-pair: not-connected/);
+  assert.match(run.stdout, /10\.200\.0\.1\s+10\.200\.0\.1\s+-\s+no-pair\n/);
+});

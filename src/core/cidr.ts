@@ -48,6 +48,16 @@ export function parseCidr(text: string): Cidr | undefined {
     : block(ipv4, 'IPv4', addressText, prefixText);
 }
 
+/** True when `text` is a canonical address of the block's family inside it. */
+export function containsAddress(cidr: Cidr, text: string): boolean {
+  if (cidr.family === 'IPv4') {
+    const value = ipv4.parseCanonical(text);
+    return value !== undefined && value >= cidr.network && value <= cidr.last;
+  }
+  const value = ipv6.parseCanonical(text);
+  return value !== undefined && value >= cidr.network && value <= cidr.last;
+}
+
 export function overlaps(a: Cidr, b: Cidr): boolean {
   return a.family === b.family && a.network <= b.last && b.network <= a.last;
 }

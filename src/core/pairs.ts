@@ -43,6 +43,11 @@ function localSide(fcc: ForeignClusterConnection, clusterId: string):
   return undefined;
 }
 
+/** The hub prefix an FCC gives this cluster, usable or not: how `explain` names the FCC behind an untouched address. */
+export function hubPrefixFor(fcc: ForeignClusterConnection, clusterId: string): Cidr | undefined {
+  return parseCidr(localSide(fcc, clusterId)?.side?.podCIDR ?? '');
+}
+
 /** True when the FCC names `clusterId` on exactly one side: the only FCCs that can give this cluster a pair. */
 export function involves(fcc: ForeignClusterConnection, clusterId: string): boolean {
   return localSide(fcc, clusterId) !== undefined;

@@ -13,7 +13,7 @@
 //
 // Never a deny: a path optimisation must not block writes.
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerBase } from 'fastify';
-import { admissionResponse, Outcome, type ReviewOutcome } from '../admission/responses.ts';
+import { admissionResponse, admissionResponseJson, Outcome, type ReviewOutcome } from '../admission/responses.ts';
 import { reviewEndpointSlice } from '../admission/review-endpoint-slice.ts';
 import { decodeReview, type AdmissionRequest } from '../admission/review.ts';
 import { sliceName } from '../core/endpoint-slice.ts';
@@ -23,6 +23,8 @@ import type { Metrics } from '../metrics.ts';
 import type { ShortcutView } from '../view/shortcut-view.ts';
 
 export const ADMISSION_PATH = '/mutate/endpointslices';
+/** What fastify would send for an object; the answer is serialized here, see admissionResponseJson. */
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 export interface AdmissionRouteOptions {
   readonly view: ShortcutView;
@@ -89,14 +91,16 @@ export function admissionRoute<S extends RawServerBase>(app: AnyFastify<S>, opti
     }
     const admission = decoded.request;
     const budget = budgetMs(request.query);
-    const outcome = !options.view.isSynced()
+    const late = () => budget !== undefined && reply.elapsedTime > budget;
+    const spent = () => Outcome.skipped('deadline', `${reply.elapsedTime.toFixed(0)} ms of a ${budget === undefined ? '?' : budget / DEADLINE_SHARE} ms timeout spent`);
+    let outcome = !options.view.isSynced()
       ? Outcome.skipped('view-not-synced', 'the shortcut view has not synced yet')
-      : budget !== undefined && reply.elapsedTime > budget
-        ? Outcome.skipped('deadline', `the request took ${reply.elapsedTime.toFixed(0)} ms of its ${budget / DEADLINE_SHARE} ms timeout before review`)
-        : review(admission, options);
+      : late() ? spent() : review(admission, options);
+    // Checked again after the work: a patch the API server has stopped waiting for helps nobody.
+    if (outcome.kind === 'patched' && late()) outcome = spent();
     const elapsed = reply.elapsedTime;
     options.metrics.observeReview(admission.operation, outcome, elapsed / 1000);
     logOutcome(options.logger, admission, outcome, elapsed);
-    return reply.code(200).send(admissionResponse(admission, outcome));
+    return reply.code(200).type(JSON_TYPE).send(admissionResponseJson(admissionResponse(admission, outcome)));
   });
 }
