@@ -1,5 +1,6 @@
 // From shortcut records to rewrite rules for one cluster (SPEC §2): which FCCs give a usable pair, and why not.
 import { overlaps, parseCidr, type Cidr } from './cidr.ts';
+import { ipv4, ipv6 } from './ip.ts';
 import type { ForeignClusterConnection, SideNetworking } from './fcc.ts';
 
 export type UnusableReason =
@@ -93,57 +94,88 @@ function pairKey(pair: ShortcutPair): string {
   return `${pair.hubPrefix.text}>${pair.shortcutPrefix.text}`;
 }
 
-function byNetwork(a: ShortcutPair, b: ShortcutPair): number {
-  const x = a.hubPrefix;
-  const y = b.hubPrefix;
+/**
+ * Marks every distinct pair whose `side` overlaps the same side of another. Identical pairs were merged before, and
+ * overlapping prefixes of one length are equal, so an overlap left means two pairs that disagree. Sorted by start,
+ * an interval overlaps an earlier one exactly when it starts before the furthest end seen so far.
+ */
+function overlapping(distinct: readonly ShortcutPair[], side: (pair: ShortcutPair) => Cidr): Map<ShortcutPair, ShortcutPair> {
+  const sorted = [...distinct].sort((a, b) => compareCidrs(side(a), side(b)));
+  const marked = new Map<ShortcutPair, ShortcutPair>();
+  let reach: ShortcutPair | undefined;
+  for (const pair of sorted) {
+    if (reach !== undefined && overlaps(side(reach), side(pair))) {
+      if (!marked.has(pair)) marked.set(pair, reach);
+      if (!marked.has(reach)) marked.set(reach, pair);
+    }
+    if (reach === undefined || side(reach).family !== side(pair).family || side(pair).last > side(reach).last) reach = pair;
+  }
+  return marked;
+}
+
+function compareCidrs(x: Cidr, y: Cidr): number {
   if (x.family !== y.family) return x.family === 'IPv4' ? -1 : 1;
   if (x.network !== y.network) return x.network < y.network ? -1 : 1;
   return x.prefixLength - y.prefixLength;
 }
 
-/**
- * Marks every distinct pair whose source overlaps another's. Identical pairs were merged before, and overlapping
- * sources of one prefix length are equal, so any overlap left means two different targets for one address.
- * Sorted by start, an interval overlaps an earlier one exactly when it starts before the furthest end seen so far.
- */
-function conflicting(distinct: readonly ShortcutPair[]): Map<ShortcutPair, ShortcutPair> {
-  const sorted = [...distinct].sort(byNetwork);
-  const marked = new Map<ShortcutPair, ShortcutPair>();
-  let reach: ShortcutPair | undefined;
-  for (const pair of sorted) {
-    if (reach !== undefined && overlaps(reach.hubPrefix, pair.hubPrefix)) {
-      if (!marked.has(pair)) marked.set(pair, reach);
-      if (!marked.has(reach)) marked.set(reach, pair);
-    }
-    if (reach === undefined || reach.hubPrefix.family !== pair.hubPrefix.family || pair.hubPrefix.last > reach.hubPrefix.last) {
-      reach = pair;
-    }
-  }
-  return marked;
+/** The text of the block of `prefixLength` that holds `cidr`: the key of a possible enclosing source. */
+function enclosing(cidr: Cidr, prefixLength: number): string {
+  return cidr.family === 'IPv4'
+    ? `${ipv4.format(ipv4.networkOf(cidr.network, prefixLength))}/${prefixLength}`
+    : `${ipv6.format(ipv6.networkOf(cidr.network, prefixLength))}/${prefixLength}`;
 }
 
-/** The first pair, other than `self`, whose source overlaps `target`; sources are sorted and disjoint. */
-function sourceOverlapping(target: Cidr, self: ShortcutPair, sources: readonly ShortcutPair[]): ShortcutPair | undefined {
-  let low = 0;
-  let high = sources.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    const prefix = (sources[middle] as ShortcutPair).hubPrefix;
-    const before = prefix.family !== target.family ? prefix.family === 'IPv4' && target.family === 'IPv6' : prefix.last < target.network;
-    if (before) low = middle + 1; else high = middle;
+/**
+ * Every candidate's source, to ask which overlaps a target. CIDR blocks are nested or disjoint, so a source
+ * overlapping a target either encloses it (found by key, one lookup per prefix length in use) or lies inside it
+ * (found by binary search on the sorted starts): no scan, however many pairs.
+ */
+class SourceIndex {
+  private readonly byText = new Map<string, ShortcutPair[]>();
+  private readonly lengths = new Map<string, number[]>();
+  private readonly sorted: readonly ShortcutPair[];
+
+  constructor(pairs: readonly ShortcutPair[]) {
+    for (const pair of pairs) {
+      const { text, family, prefixLength } = pair.hubPrefix;
+      const list = this.byText.get(text);
+      if (list === undefined) this.byText.set(text, [pair]); else list.push(pair);
+      const lengths = this.lengths.get(family) ?? [];
+      if (!lengths.includes(prefixLength)) lengths.push(prefixLength);
+      this.lengths.set(family, lengths);
+    }
+    this.sorted = [...pairs].sort((a, b) => compareCidrs(a.hubPrefix, b.hubPrefix));
   }
-  for (let i = low; i < sources.length; i++) {
-    const other = sources[i] as ShortcutPair;
-    if (!overlaps(other.hubPrefix, target)) return undefined;
-    if (other !== self) return other;
+
+  /** A pair other than `self` whose source overlaps `target`. */
+  overlapping(target: Cidr, self: ShortcutPair): ShortcutPair | undefined {
+    for (const length of this.lengths.get(target.family) ?? []) {
+      if (length > target.prefixLength) continue;
+      const found = this.byText.get(enclosing(target, length))?.find((pair) => pair !== self);
+      if (found !== undefined) return found;
+    }
+    const { sorted } = this;
+    let low = 0;
+    let high = sorted.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      const prefix = sorted[middle]?.hubPrefix;
+      if (prefix !== undefined && compareCidrs(prefix, target) < 0) low = middle + 1; else high = middle;
+    }
+    for (let i = low; i < sorted.length; i++) {
+      const other = sorted[i];
+      if (other === undefined || other.hubPrefix.family !== target.family || other.hubPrefix.network > target.last) break;
+      if (other !== self) return other;
+    }
+    return undefined;
   }
-  return undefined;
 }
 
 export interface ClusterPairs {
   /** One state per FCC that names this cluster, in the order of `fccs`. */
   readonly states: readonly PairState[];
-  /** Usable pairs, identical ones merged (the first FCC names it), sources pairwise disjoint. */
+  /** Usable pairs, identical ones merged (the first FCC names it), sources and targets pairwise disjoint. */
   readonly pairs: readonly ShortcutPair[];
 }
 
@@ -161,21 +193,30 @@ export function evaluatePairs(
     if (twin === undefined) distinct.set(key, entry.pair);
     canonical.set(entry.pair, twin ?? entry.pair);
   }
-  const conflicts = conflicting([...distinct.values()]);
-  const disjoint = [...distinct.values()].filter((pair) => !conflicts.has(pair)).sort(byNetwork);
+  const all = [...distinct.values()];
+  const sourceConflicts = overlapping(all, (pair) => pair.hubPrefix);
+  // Two pairs into one target would make one shortcut address stand for two hub addresses: not reversible.
+  const targetConflicts = overlapping(all, (pair) => pair.shortcutPrefix);
+  const sources = new SourceIndex(all);
   const chains = new Map<ShortcutPair, ShortcutPair>();
-  for (const pair of disjoint) {
-    const other = sourceOverlapping(pair.shortcutPrefix, pair, disjoint);
+  for (const pair of all) {
+    // Against every candidate, conflicting ones too: a chain must not appear the moment a conflict is resolved.
+    const other = sources.overlapping(pair.shortcutPrefix, pair);
     if (other !== undefined) chains.set(pair, other);
   }
   const states = first.map((entry): PairState => {
     if (!isCandidate(entry)) return entry;
     const { pair } = entry;
     const merged = canonical.get(pair) ?? pair;
-    const rival = conflicts.get(merged);
+    const rival = sourceConflicts.get(merged);
     if (rival !== undefined) {
       return unusable(pair.fcc, pair.peer, 'conflict',
         `source ${pair.hubPrefix.text} overlaps ${rival.hubPrefix.text} of ${rival.fcc}, which maps it elsewhere`);
+    }
+    const twin = targetConflicts.get(merged);
+    if (twin !== undefined) {
+      return unusable(pair.fcc, pair.peer, 'conflict',
+        `target ${pair.shortcutPrefix.text} overlaps ${twin.shortcutPrefix.text} of ${twin.fcc}: one shortcut address would stand for two hub addresses`);
     }
     const next = chains.get(merged);
     if (next !== undefined) {
@@ -184,5 +225,6 @@ export function evaluatePairs(
     }
     return { usable: true, fcc: pair.fcc, pair };
   });
-  return { states, pairs: disjoint.filter((pair) => !chains.has(pair)) };
+  const usable = all.filter((pair) => !sourceConflicts.has(pair) && !targetConflicts.has(pair) && !chains.has(pair));
+  return { states, pairs: usable.sort((a, b) => compareCidrs(a.hubPrefix, b.hubPrefix)) };
 }

@@ -115,3 +115,41 @@ test('unusable states carry a detail a person can act on', () => {
   assert.ok(state && !state.usable);
   assert.match(state.detail, /10\.63\.0\.0\/16 and 10\.61\.0\.0\/24/);
 });
+
+test('two pairs into overlapping targets are both unusable: one shortcut address cannot stand for two hub addresses', () => {
+  const states = evaluatePairs([
+    fcc({ b: 'cluster3', aPod: '10.63.0.0/16', aRemapped: '10.61.0.0/16' }),
+    fcc({ b: 'cluster4', aPod: '10.64.0.0/16', aRemapped: '10.61.0.0/16' }),
+    fcc({ b: 'cluster5', aPod: '10.65.0.0/16', aRemapped: '10.66.0.0/16' }),
+  ], 'cluster2').states;
+  assert.deepEqual(reasons(states), ['conflict', 'conflict', 'usable']);
+});
+
+test('a chain is found against conflicting pairs too, so resolving a conflict never uncovers one', () => {
+  const states = evaluatePairs([
+    fcc({ b: 'x', aPod: '10.63.0.0/16', aRemapped: '10.61.0.0/16' }),
+    fcc({ b: 'y', aPod: '10.61.0.0/24', aRemapped: '10.70.0.0/24' }),
+    fcc({ b: 'z', aPod: '10.61.0.0/24', aRemapped: '10.71.0.0/24' }),
+  ], 'cluster2').states;
+  assert.deepEqual(reasons(states), ['chain', 'conflict', 'conflict']);
+});
+
+test('a chain is found whether the other source encloses the target or lies inside it', () => {
+  const inside = evaluatePairs([
+    fcc({ b: 'x', aPod: '10.63.0.0/16', aRemapped: '10.61.0.0/16' }),
+    fcc({ b: 'y', aPod: '10.61.7.0/24', aRemapped: '10.80.7.0/24' }),
+  ], 'cluster2').states;
+  assert.deepEqual(reasons(inside), ['chain', 'usable']);
+  const enclosing = evaluatePairs([
+    fcc({ b: 'x', aPod: '10.63.7.0/24', aRemapped: '10.61.7.0/24' }),
+    fcc({ b: 'y', aPod: '10.61.0.0/16', aRemapped: '10.80.0.0/16' }),
+  ], 'cluster2').states;
+  assert.deepEqual(reasons(enclosing), ['chain', 'usable']);
+});
+
+test('thousands of disjoint /24 pairs are all usable', () => {
+  const fccs = Array.from({ length: 5000 }, (_, i) => fcc({ name: `p${i}`, b: `peer${i}`,
+    aPod: `10.${i >> 8}.${i & 255}.0/24`, aRemapped: `11.${i >> 8}.${i & 255}.0/24` }));
+  const { pairs } = evaluatePairs(fccs, 'cluster2');
+  assert.equal(pairs.length, 5000);
+});
