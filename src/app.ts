@@ -15,6 +15,14 @@ export const MAX_BODY_BYTES = 7 * 1024 * 1024;
 
 export type WebhookApp = AnyFastify<Http2SecureServer>;
 
+/**
+ * HTTP/2 receive window, per stream and per connection. kube-apiserver sends every review over one connection, and
+ * with nghttp2's 64 KiB default for the whole connection only one or two 40 KB reviews fit before it must wait for
+ * a WINDOW_UPDATE: 4 concurrent reviews of a 100-endpoint slice ran 15 to 20 % slower (bench/). 1 MiB each is what
+ * Go's own HTTP/2 servers default to.
+ */
+const HTTP2_WINDOW_BYTES = 1024 * 1024;
+
 export interface WebhookAppOptions extends AdmissionRouteOptions {
   readonly tls: TlsMaterial;
 }
@@ -29,7 +37,10 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
   const app = fastify({
     http2: true,
     // The API server negotiates h2 through ALPN; curl and older clients still speak HTTP/1.1.
-    https: { allowHTTP1: true, cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2' },
+    https: {
+      allowHTTP1: true, cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2',
+      settings: { initialWindowSize: HTTP2_WINDOW_BYTES },
+    },
     loggerInstance: logger,
     // Reviews are logged once, with their outcome, by the route; fastify's per-request lines would double them.
     logController: new LogController({ disableRequestLogging: true }),
@@ -37,6 +48,7 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
     requestTimeout: 30_000,
     return503OnClosing: true,
   });
+  app.server.on('session', (session) => session.setLocalWindowSize(HTTP2_WINDOW_BYTES));
   // JSON.parse alone: reviews are never merged into prototypes (fields are read with Object.hasOwn), so the
   // default parser's prototype-poisoning scan would only turn legitimate `__proto__` keys into refusals.
   app.removeAllContentTypeParsers();

@@ -106,6 +106,8 @@ export const ipv4: AddressCodec<number> = {
 };
 
 const IPV6_ALL = (1n << 128n) - 1n;
+/** By prefix length: a lookup masks an address once per prefix length in use, so the masks are made once. */
+const IPV6_MASKS = Array.from({ length: 129 }, (_, prefixLength) => IPV6_ALL ^ ((1n << BigInt(128 - prefixLength)) - 1n));
 
 export const ipv6: AddressCodec<bigint> = {
   family: 'IPv6',
@@ -116,7 +118,7 @@ export const ipv6: AddressCodec<bigint> = {
   },
   parseLenient: parseIPv6,
   format: formatIPv6,
-  networkOf: (value, prefixLength) => value & (IPV6_ALL ^ ((1n << BigInt(128 - prefixLength)) - 1n)),
+  networkOf: (value, prefixLength) => value & (IPV6_MASKS[prefixLength] ?? 0n),
   lastOffset: (prefixLength) => (1n << BigInt(128 - prefixLength)) - 1n,
   add: (value, offset) => value + offset,
   subtract: (value, other) => value - other,

@@ -1,5 +1,4 @@
 // SPEC §3: the pure rewrite of one reflected slice against one cluster's pairs. Inputs are never mutated.
-import { remapAddress } from './cidr.ts';
 import {
   isSkip, ORIGINAL_ADDRESSES_ANNOTATION, readReflectedSlice, SHORTCUT_ADDRESSES_ANNOTATION,
   type ReflectedSlice, type SliceOptions, type SliceSkip,
@@ -70,6 +69,17 @@ function readOriginals<V extends number | bigint>(codec: AddressCodec<V>, text: 
   return originals;
 }
 
+/**
+ * The annotation's JSON, as JSON.stringify would print an object with these entries in this order (IP texts have a
+ * dot or a colon, so none is an array index that objects would move to the front). A Map rather than an object:
+ * using every address as a property name interns each new address string, which costs more than the rewrite.
+ */
+function originalsText(recorded: ReadonlyMap<string, string>): string {
+  let text = '';
+  for (const [output, base] of recorded) text += `${text === '' ? '{' : ','}${JSON.stringify(output)}:${JSON.stringify(base)}`;
+  return `${text}}`;
+}
+
 function reasonFor(input: string, base: string, output: string, pair: ShortcutPair | undefined, flagged: boolean): AddressReason {
   if (pair !== undefined) return output === base && flagged ? 'identity' : 'rewritten';
   if (output !== input) return 'restored';
@@ -84,8 +94,7 @@ function rewriteFamily<V extends number | bigint>(
   const edits: AddressEdit[] = [];
   const flagged: string[] = [];
   const seenFlags = new Set<string>();
-  const recorded: Record<string, string> = {};
-  let anyRecorded = false;
+  const recorded = new Map<string, string>();
   const { endpoints } = slice;
   for (let e = 0; e < endpoints.length; e++) {
     const endpoint = endpoints[e];
@@ -103,28 +112,28 @@ function rewriteFamily<V extends number | bigint>(
       const original = originals.get(input);
       const base = original ?? input;
       const baseValue = original === undefined ? inputValue : (codec.parseCanonical(original) ?? inputValue);
-      const hit = index.sourceOf(baseValue);
-      const pair = hit?.pair;
-      const outputValue = hit === undefined ? baseValue : remapAddress(codec, baseValue, hit.source, hit.target);
+      const remapped = index.remap(baseValue);
+      const outputValue = remapped ?? baseValue;
       const output = outputValue === baseValue ? base : codec.format(outputValue);
       if (output !== input) {
-        edits.push({ endpoint: e, address: a, from: input, to: output, kind: pair === undefined ? 'restored' : 'rewritten' });
+        edits.push({ endpoint: e, address: a, from: input, to: output, kind: remapped === undefined ? 'restored' : 'rewritten' });
       }
-      if (output !== base && !Object.hasOwn(recorded, output)) {
-        recorded[output] = base;
-        anyRecorded = true;
-      }
-      const isFlagged = index.inTarget(outputValue);
+      if (output !== base && !recorded.has(output)) recorded.set(output, base);
+      // A remapped address lies in its pair's target by construction: no second lookup for it.
+      const isFlagged = remapped !== undefined || index.inTarget(outputValue);
       if (isFlagged && !seenFlags.has(output)) {
         seenFlags.add(output);
         flagged.push(output);
       }
-      observe?.({ endpoint: e, address: a, input, base, output, pair, reason: reasonFor(input, base, output, pair, isFlagged), flagged: isFlagged });
+      if (observe !== undefined) {
+        const pair = remapped === undefined ? undefined : index.sourceOf(baseValue)?.pair;
+        observe({ endpoint: e, address: a, input, base, output, pair, reason: reasonFor(input, base, output, pair, isFlagged), flagged: isFlagged });
+      }
     }
   }
   const desired: AnnotationEdit[] = [
     { key: SHORTCUT_ADDRESSES_ANNOTATION, value: flagged.length > 0 ? flagged.join(',') : undefined },
-    { key: ORIGINAL_ADDRESSES_ANNOTATION, value: anyRecorded ? JSON.stringify(recorded) : undefined },
+    { key: ORIGINAL_ADDRESSES_ANNOTATION, value: recorded.size > 0 ? originalsText(recorded) : undefined },
   ];
   const annotations = desired.filter(({ key, value }) => {
     const present = current !== undefined && Object.hasOwn(current, key);

@@ -37,12 +37,15 @@ export function buildSnapshot(input: SnapshotInput): Snapshot {
   const fccs = Object.freeze([...input.fccs].sort(byRef));
   const tunnels: TunnelStates = new Map(input.tunnels ?? []);
   const byCluster = new Map<string, ForeignClusterConnection[]>();
+  const file = (id: string | undefined, fcc: ForeignClusterConnection) => {
+    if (id === undefined) return;
+    const list = byCluster.get(id);
+    if (list === undefined) byCluster.set(id, [fcc]); else list.push(fcc);
+  };
+  // Two plain calls rather than a Set of the two IDs: a Set per FCC was most of what a rebuild allocated.
   for (const fcc of fccs) {
-    for (const id of new Set([fcc.clusterA, fcc.clusterB])) {
-      if (id === undefined) continue;
-      const list = byCluster.get(id);
-      if (list === undefined) byCluster.set(id, [fcc]); else list.push(fcc);
-    }
+    file(fcc.clusterA, fcc);
+    if (fcc.clusterB !== fcc.clusterA) file(fcc.clusterB, fcc);
   }
   // Only IDs named by an FCC are remembered: slice labels are not trusted to bound the memory.
   const views = new Map<string, ClusterView>();

@@ -78,7 +78,8 @@ test('watches one namespace when asked', async () => {
 
 test('a dropped watch is restarted and counted, and no change is lost', async () => {
   await withSource(async ({ server, store, restarts }) => {
-    await waitFor(() => store.isSynced() && server.openWatches() >= 1);
+    // Both watches (FCCs and Connections) open, so the drop hits the FCC watch for sure.
+    await waitFor(() => store.isSynced() && server.openWatches() >= 2);
     server.dropWatches();
     await server.create(fccObject());
     await waitFor(() => usable(store).join() === 'liqo/cluster2-cluster3:usable', { description: 'the change after the drop is seen' });
