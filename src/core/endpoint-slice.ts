@@ -11,7 +11,8 @@ export const ENDPOINT_SLICE_API_VERSION = 'discovery.k8s.io/v1';
 export const ENDPOINT_SLICE_KIND = 'EndpointSlice';
 
 export type SkipReason =
-  | 'not-endpointslice' | 'not-reflected' | 'unsupported-address-type' | 'unknown-cluster' | 'malformed';
+  | 'not-endpointslice' | 'not-reflected' | 'unsupported-address-type' | 'unknown-cluster' | 'malformed'
+  | 'annotations-too-large';
 
 export interface SliceSkip {
   readonly skip: SkipReason;

@@ -73,11 +73,43 @@ function readOriginals<V extends number | bigint>(codec: AddressCodec<V>, text: 
  * The annotation's JSON, as JSON.stringify would print an object with these entries in this order (IP texts have a
  * dot or a colon, so none is an array index that objects would move to the front). A Map rather than an object:
  * using every address as a property name interns each new address string, which costs more than the rewrite.
+ * Entries follow the outputs' first appearance (`order`, the flag list: every recorded output is flagged), not the
+ * order they were recorded in, so a second pass writes the same text even when an address already in the shortcut
+ * space comes before the one rewritten to it.
  */
-function originalsText(recorded: ReadonlyMap<string, string>): string {
+function originalsText(order: readonly string[], recorded: ReadonlyMap<string, string>): string {
   let text = '';
-  for (const [output, base] of recorded) text += `${text === '' ? '{' : ','}${JSON.stringify(output)}:${JSON.stringify(base)}`;
+  for (const output of order) {
+    const base = recorded.get(output);
+    if (base !== undefined) text += `${text === '' ? '{' : ','}${JSON.stringify(output)}:${JSON.stringify(base)}`;
+  }
   return `${text}}`;
+}
+
+/** Kubernetes refuses an object whose annotations, keys and values together, pass 256 KiB. */
+export const ANNOTATIONS_LIMIT_BYTES = 256 * 1024;
+
+/** Go's len() of a string: its UTF-8 bytes. */
+function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff) { bytes += 4; i++; } else bytes += 3;
+  }
+  return bytes;
+}
+
+function annotationBytes(current: JsonObject | undefined, desired: readonly AnnotationEdit[]): number {
+  let total = 0;
+  const ours = new Set<string>(desired.map((edit) => edit.key));
+  for (const key of current === undefined ? [] : Object.keys(current)) {
+    const value = current?.[key];
+    if (!ours.has(key) && typeof value === 'string') total += utf8Length(key) + utf8Length(value);
+  }
+  for (const { key, value } of desired) if (value !== undefined) total += key.length + value.length;
+  return total;
 }
 
 function reasonFor(input: string, base: string, output: string, pair: ShortcutPair | undefined, flagged: boolean): AddressReason {
@@ -88,7 +120,7 @@ function reasonFor(input: string, base: string, output: string, pair: ShortcutPa
 
 function rewriteFamily<V extends number | bigint>(
   slice: ReflectedSlice, codec: AddressCodec<V>, index: FamilyIndex<V>, observe: TraceObserver | undefined,
-): SliceRewrite {
+): SliceRewrite | SliceSkip {
   const current = slice.annotations;
   const originals = readOriginals(codec, current && field(current, ORIGINAL_ADDRESSES_ANNOTATION));
   const edits: AddressEdit[] = [];
@@ -133,8 +165,11 @@ function rewriteFamily<V extends number | bigint>(
   }
   const desired: AnnotationEdit[] = [
     { key: SHORTCUT_ADDRESSES_ANNOTATION, value: flagged.length > 0 ? flagged.join(',') : undefined },
-    { key: ORIGINAL_ADDRESSES_ANNOTATION, value: recorded.size > 0 ? originalsText(recorded) : undefined },
+    { key: ORIGINAL_ADDRESSES_ANNOTATION, value: recorded.size > 0 ? originalsText(flagged, recorded) : undefined },
   ];
+  // A patch the API server would refuse is a denied write: leave such a slice (thousands of addresses) untouched.
+  if (annotationBytes(current, desired) > ANNOTATIONS_LIMIT_BYTES) return { skip: 'annotations-too-large', detail:
+    `the annotations would pass the API server's ${ANNOTATIONS_LIMIT_BYTES} byte limit` };
   const annotations = desired.filter(({ key, value }) => {
     const present = current !== undefined && Object.hasOwn(current, key);
     return value === undefined ? present : !present || current[key] !== value;
@@ -143,7 +178,7 @@ function rewriteFamily<V extends number | bigint>(
 }
 
 /** The rewrite of SPEC §3; `observe` sees every address (for `explain`) and costs nothing when absent. */
-export function rewriteSlice(slice: ReflectedSlice, view: ClusterView, observe?: TraceObserver): SliceRewrite {
+export function rewriteSlice(slice: ReflectedSlice, view: ClusterView, observe?: TraceObserver): SliceRewrite | SliceSkip {
   return slice.family === 'IPv4'
     ? rewriteFamily(slice, ipv4, view.index.ipv4, observe)
     : rewriteFamily(slice, ipv6, view.index.ipv6, observe);

@@ -218,3 +218,25 @@ test('the trace explains every address with its pair and reason', () => {
     ['010.1.1.1', '010.1.1.1', 'not-canonical', undefined],
   ]);
 });
+
+test('a shortcut address before its hub twin in one slice: both read as the same pod, and a second pass changes nothing', () => {
+  const once = output({ addresses: [['10.61.0.5', '10.63.0.9', '10.63.0.5']] });
+  assert.deepEqual(addressesOf(once), ['10.61.0.5', '10.61.0.9', '10.61.0.5']);
+  assert.equal(annotationsOf(once)?.[ORIGINALS], '{"10.61.0.5":"10.63.0.5","10.61.0.9":"10.63.0.9"}');
+  const again = rewrite(once);
+  assert.deepEqual([again.edits, again.annotations], [[], []]);
+});
+
+test('the original-addresses annotation lists outputs in order of first appearance', () => {
+  const out = output({ addresses: [['10.63.0.2', '10.63.0.1']] });
+  assert.equal(annotationsOf(out)?.[ORIGINALS], '{"10.61.0.2":"10.63.0.2","10.61.0.1":"10.63.0.1"}');
+});
+
+test('a slice whose annotations would pass the API server\'s 256 KiB limit is left alone, not turned into a refused write', () => {
+  const addresses = Array.from({ length: 100 }, (_, e) => Array.from({ length: 100 }, (_, a) => `10.63.${e}.${a}`));
+  const result = rewriteEndpointSlice(sliceObject({ addresses }), worked);
+  assert.ok(isSkip(result));
+  assert.equal(result.skip, 'annotations-too-large');
+  const fits = rewriteEndpointSlice(sliceObject({ addresses: addresses.slice(0, 10) }), worked);
+  assert.ok(!isSkip(fits) && fits.edits.length === 1000);
+});
