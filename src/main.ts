@@ -45,7 +45,8 @@ function pairLogger(logger: Logger, clusterId: string | undefined): (snapshot: S
   return (snapshot) => {
     const next = new Map<string, readonly PairState[]>();
     for (const cluster of localClusters(snapshot, clusterId)) {
-      const states = clusterId === undefined ? snapshot.forCluster(cluster).states : snapshot.statesFor(cluster);
+      // Only FCCs naming this cluster: in a mesh of leaves the others are thousands of not-this-cluster lines.
+      const { states } = snapshot.forCluster(cluster);
       next.set(cluster, states);
       for (const change of pairChanges(previous.get(cluster) ?? [], states)) {
         const { after } = change;

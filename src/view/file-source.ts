@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import type { Logger } from '../log.ts';
 import { SerialTask } from '../serial-task.ts';
 import { watchPaths, type PathWatch } from '../watch-paths.ts';
-import { loadShortcutFiles } from './shortcut-files.ts';
+import { parseShortcutTexts, readShortcutTexts } from './shortcut-files.ts';
 import type { SnapshotStore } from './shortcut-view.ts';
 
 export interface FileSourceOptions {
@@ -17,6 +17,7 @@ export interface FileSourceOptions {
 
 export class FileShortcutSource {
   private fingerprint: string | undefined;
+  private brokenFingerprint: string | undefined;
   private lastError = '';
   private watching: PathWatch | undefined;
   private readonly reads = new SerialTask(() => this.read());
@@ -41,7 +42,16 @@ export class FileShortcutSource {
 
   private async read(): Promise<void> {
     const { store, logger } = this.options;
-    const loaded = await loadShortcutFiles(this.options.paths);
+    const texts = await readShortcutTexts(this.options.paths);
+    // The same text as last time is the same view: no parse (a view of thousands of FCCs is megabytes of YAML).
+    if (texts.ok && texts.value.fingerprint === this.fingerprint) {
+      store.confirm();
+      return;
+    }
+    // A broken edit is parsed (and reported) once, not on every poll until it is fixed.
+    if (texts.ok && texts.value.fingerprint === this.brokenFingerprint) return;
+    const loaded = texts.ok ? parseShortcutTexts(texts.value) : texts;
+    this.brokenFingerprint = !loaded.ok && texts.ok ? texts.value.fingerprint : undefined;
     if (!loaded.ok) {
       if (loaded.message !== this.lastError) {
         logger.error({ err: loaded.message, synced: store.isSynced() },
@@ -52,10 +62,6 @@ export class FileShortcutSource {
     }
     this.lastError = '';
     const { value } = loaded;
-    if (value.fingerprint === this.fingerprint) {
-      store.confirm();
-      return;
-    }
     this.fingerprint = value.fingerprint;
     for (const note of value.ignored) logger.warn({ document: note }, 'ignored a document in the shortcut files');
     const snapshot = store.publishFccs(value.fccs);

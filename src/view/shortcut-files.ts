@@ -37,28 +37,45 @@ async function filesUnder(path: string): Promise<string[]> {
   return files;
 }
 
-export async function loadShortcutFiles(paths: readonly string[]): Promise<LoadedShortcutFiles> {
-  const files: string[] = [];
+/** The files' text as read: comparing it first spares a poll the parse of an unchanged (possibly large) view. */
+export interface ShortcutTexts {
+  readonly files: readonly { readonly file: string; readonly text: string }[];
+  readonly fingerprint: string;
+}
+
+export type ReadShortcutTexts = { readonly ok: true; readonly value: ShortcutTexts } | { readonly ok: false; readonly message: string };
+
+export async function readShortcutTexts(paths: readonly string[]): Promise<ReadShortcutTexts> {
+  const names: string[] = [];
   for (const path of paths) {
     try {
-      files.push(...await filesUnder(path));
+      names.push(...await filesUnder(path));
     } catch (error) {
       return { ok: false, message: `cannot read shortcuts ${path}: ${describe(error)}` };
     }
   }
-  const documents: Document[] = [];
-  const texts: string[] = [];
-  for (const file of files) {
-    let text: string;
+  const files: { file: string; text: string }[] = [];
+  for (const file of names) {
     try {
-      text = await readFile(file, 'utf8');
+      files.push({ file, text: await readFile(file, 'utf8') });
     } catch (error) {
       return { ok: false, message: `cannot read shortcuts ${file}: ${describe(error)}` };
     }
+  }
+  return { ok: true, value: { files, fingerprint: files.map(({ file, text }) => `${file}\0${text}`).join('\0') } };
+}
+
+export function parseShortcutTexts(texts: ShortcutTexts): LoadedShortcutFiles {
+  const documents: Document[] = [];
+  for (const { file, text } of texts.files) {
     const parsed = parseDocuments(text, file);
     if (!parsed.ok) return { ok: false, message: `invalid shortcuts ${parsed.message}` };
     documents.push(...parsed.documents);
-    texts.push(file, text);
   }
-  return { ok: true, value: { ...fccsFromDocuments(documents), files, fingerprint: texts.join('\0') } };
+  return { ok: true, value: { ...fccsFromDocuments(documents), files: texts.files.map(({ file }) => file), fingerprint: texts.fingerprint } };
+}
+
+export async function loadShortcutFiles(paths: readonly string[]): Promise<LoadedShortcutFiles> {
+  const texts = await readShortcutTexts(paths);
+  return texts.ok ? parseShortcutTexts(texts.value) : texts;
 }
