@@ -41,8 +41,11 @@ test('watches FCCs through the API, rewrites writes through HTTPS, and converges
 
     const ops = `http://127.0.0.1:${webhook.opsPort}`;
     assert.equal((await fetch(`${ops}/readyz`)).status, 200);
-    const metrics = await (await fetch(`${ops}/metrics`)).text();
-    assert.match(metrics, /shortcut_webhook_slices_reconciled_total\{result="patched"\} [2-9]/);
+    // A write lands before its pass counts it: wait for the count, do not read it at once.
+    const metrics = await waitFor(async () => {
+      const text = await (await fetch(`${ops}/metrics`)).text();
+      return /shortcut_webhook_slices_reconciled_total\{result="patched"\} [3-9]/.test(text) ? text : undefined;
+    }, { description: 'three stored slices patched: one on start-up, two after the disconnect' });
     assert.match(metrics, /shortcut_webhook_pairs\{state="not-connected"\} 1/);
     const lease = api.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'shortcut-webhook', name: 'shortcut-webhook-controller' });
     assert.equal((lease?.spec as { holderIdentity?: string }).holderIdentity, 'webhook-0');

@@ -125,7 +125,8 @@ test('a conflict is retried with a fresh read', async () => {
     store.publishFccs([fcc()]);
     await waitFor(() => JSON.stringify(addresses('web')) === '[["10.61.0.7"]]');
     assert.ok(server.requests.some((r) => r.method === 'GET' && r.path.endsWith('/endpointslices/web')), 'read again');
-    assert.match(await metrics.registry.metrics(), /slices_reconciled_total\{result="patched"\} 1/);
+    // The write lands before the pass counts it: wait for the count rather than read it at once.
+    await waitFor(async () => /slices_reconciled_total\{result="patched"\} 1/.test(await metrics.registry.metrics()));
   });
 });
 
