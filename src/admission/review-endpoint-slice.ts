@@ -1,5 +1,5 @@
 // Admission request → outcome, for reflected EndpointSlices. Pure: the snapshot is passed in, nothing is logged.
-import { ENDPOINT_SLICE_KIND, isSkip } from '../core/endpoint-slice.ts';
+import { asEndpointSlice, ENDPOINT_SLICE_KIND, isSkip } from '../core/endpoint-slice.ts';
 import { isUnchanged, rewriteEndpointSlice, type TraceObserver } from '../core/rewrite.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import { patchFor } from './patch.ts';
@@ -23,7 +23,10 @@ export function reviewEndpointSlice(request: AdmissionRequest, snapshot: Snapsho
   if (kind !== undefined && (kind.group !== 'discovery.k8s.io' || kind.version !== 'v1' || kind.kind !== ENDPOINT_SLICE_KIND)) {
     return Outcome.skipped('not-endpointslice', `${kind.group}/${kind.version} ${kind.kind} is not discovery.k8s.io/v1 EndpointSlice`);
   }
-  const rewrite = rewriteEndpointSlice(request.object, snapshot, options, options.observe);
+  // The review's kind vouches for the object's type; an object written without apiVersion/kind (a hand-made
+  // review, a tool that strips them) is read as what the API server says it is.
+  const object = kind === undefined ? request.object : asEndpointSlice(request.object);
+  const rewrite = rewriteEndpointSlice(object, snapshot, options, options.observe);
   if (isSkip(rewrite)) return Outcome.skipped(rewrite.skip, rewrite.detail);
   return isUnchanged(rewrite) ? Outcome.unchanged(rewrite) : Outcome.patched(rewrite, patchFor(rewrite));
 }

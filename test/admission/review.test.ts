@@ -107,3 +107,9 @@ test('a review without an object is skipped, not a crash', () => {
   const body = reviewObject(null);
   assert.equal(reviewEndpointSlice(requestOf(body), snapshot).kind, 'skipped');
 });
+
+test('an object without apiVersion/kind is read as the EndpointSlice the review says it is, and patched in place', () => {
+  const { apiVersion: _a, kind: _k, ...bare } = sliceObject();
+  const patch = decodedPatch(reviewObject(bare)) as { op: string; path: string }[];
+  assert.deepEqual(patch.map((op) => `${op.op} ${op.path}`), ['replace /endpoints/0/addresses/0', 'add /metadata/annotations']);
+});
