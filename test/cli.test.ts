@@ -206,3 +206,15 @@ test('--explain names the unusable FCC behind an address it left alone, with the
   assert.match(run.stdout, /10\.63\.0\.151\s+10\.63\.0\.151\s+liqo\/cluster2-cluster3\s+no-pair: not-connected/);
   assert.match(run.stdout, /10\.200\.0\.1\s+10\.200\.0\.1\s+-\s+no-pair\n/);
 });
+
+test('--no-controller and its variable turn the controller off; it is on by default', () => {
+  const parse = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
+    const command = parseCommand(['serve', ...argv], env);
+    assert.ok(command.kind === 'serve');
+    return command.config.controller;
+  };
+  assert.equal(parse([]), true);
+  assert.equal(parse(['--no-controller']), false);
+  assert.equal(parse([], { SHORTCUT_WEBHOOK_NO_CONTROLLER: 'true' }), false);
+  assert.equal(parse([], { SHORTCUT_WEBHOOK_NO_CONTROLLER: 'false' }), true);
+});

@@ -50,6 +50,10 @@ test('watches FCCs through the API, rewrites writes through HTTPS, and converges
     const lease = api.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'shortcut-webhook', name: 'shortcut-webhook-controller' });
     assert.equal((lease?.spec as { holderIdentity?: string }).holderIdentity, 'webhook-0');
 
+    api.dropWatches();
+    await waitFor(async () => /shortcut_webhook_view_watch_restarts_total [1-9]/.test(await (await fetch(`${ops}/metrics`)).text()),
+      { description: 'the dropped watches are counted as restarts' });
+
     const writes = api.requests.filter((r) => r.method === 'PATCH').length;
     webhook.child.kill('SIGTERM');
     assert.equal(await webhook.exited, 0);

@@ -51,7 +51,8 @@ export function sliceName(object: unknown): string {
  * kind; the rewrite checks both, so they are put back, never overriding what an item does say.
  */
 export function asEndpointSlice(item: unknown): unknown {
-  return isObject(item) ? { apiVersion: ENDPOINT_SLICE_API_VERSION, kind: ENDPOINT_SLICE_KIND, ...item } : item;
+  if (!isObject(item) || (Object.hasOwn(item, 'apiVersion') && Object.hasOwn(item, 'kind'))) return item;
+  return { apiVersion: ENDPOINT_SLICE_API_VERSION, kind: ENDPOINT_SLICE_KIND, ...item };
 }
 
 export interface SliceOptions {
