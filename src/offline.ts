@@ -5,7 +5,7 @@ import { reviewEndpointSlice } from './admission/review-endpoint-slice.ts';
 import { decodeReview } from './admission/review.ts';
 import type { Document } from './documents.ts';
 import { asEndpointSlice, isSkip, sliceName } from './core/endpoint-slice.ts';
-import { field, isArray, isObject, stringField, type JsonObject } from './core/json.ts';
+import { field, isArray, isObject, stringField, type Json, type JsonObject } from './core/json.ts';
 import { applyRewrite, rewriteEndpointSlice, type AddressTrace, type SliceRewrite } from './core/rewrite.ts';
 import type { Snapshot } from './core/snapshot.ts';
 
@@ -48,42 +48,48 @@ function rewriteOne(object: unknown, snapshot: Snapshot, options: OfflineOptions
   return { output: applyRewrite(result), patch, report };
 }
 
+/** An AdmissionReview: answered exactly as the server would, with the traces of its object for --explain. */
+function reviewDocument(name: string, value: JsonObject, snapshot: Snapshot, options: OfflineOptions): DocumentResult | string {
+  const decoded = decodeReview(value);
+  if (!decoded.ok) return `${name}: invalid AdmissionReview: ${decoded.message}`;
+  const { request } = decoded;
+  const traces: AddressTrace[] = [];
+  const outcome = reviewEndpointSlice(request, snapshot, { ...options, observe: (trace) => traces.push(trace) });
+  const explained: SliceRewrite | LeftAlone = outcome.kind === 'patched' || outcome.kind === 'unchanged'
+    ? outcome.rewrite
+    : { skip: outcome.kind === 'skipped' ? outcome.reason : 'malformed', detail: outcome.kind === 'skipped' ? outcome.detail : String(outcome.error) };
+  return {
+    name,
+    output: admissionResponse(request, outcome),
+    patch: outcome.kind === 'patched' ? outcome.patch : [],
+    slices: [{ name: sliceName(request.object), result: explained, traces }],
+  };
+}
+
+/** A List: every item rewritten in place, the patch paths prefixed with the item's index. */
+function listDocument(name: string, value: JsonObject, items: readonly Json[], snapshot: Snapshot, options: OfflineOptions): DocumentResult | string {
+  const typed = stringField(value, 'kind') === 'EndpointSliceList';
+  const rewritten = [];
+  for (const [i, item] of items.entries()) {
+    const one = rewriteOne(typed ? asEndpointSlice(item) : item, snapshot, options, `/items/${i}`);
+    if (typeof one === 'string') return `${name}: ${one}`;
+    rewritten.push(typed ? { ...one, output: isObject(item) && isObject(one.output) ? withoutAddedType(item, one.output) : one.output } : one);
+  }
+  return {
+    name,
+    output: { ...value, items: rewritten.map((r) => r.output) },
+    patch: rewritten.flatMap((r) => r.patch),
+    slices: rewritten.map((r) => r.report),
+  };
+}
+
 function rewriteDocument(document: Document, snapshot: Snapshot, options: OfflineOptions): DocumentResult | string {
   const { value, name } = document;
   if (!isObject(value)) return `${name}: not an object (expected an EndpointSlice, a List or an AdmissionReview)`;
   const kind = stringField(value, 'kind');
-  if (kind === 'AdmissionReview') {
-    const decoded = decodeReview(value);
-    if (!decoded.ok) return `${name}: invalid AdmissionReview: ${decoded.message}`;
-    const { request } = decoded;
-    const traces: AddressTrace[] = [];
-    const outcome = reviewEndpointSlice(request, snapshot, { ...options, observe: (trace) => traces.push(trace) });
-    const explained: SliceRewrite | LeftAlone = outcome.kind === 'patched' || outcome.kind === 'unchanged'
-      ? outcome.rewrite
-      : { skip: outcome.kind === 'skipped' ? outcome.reason : 'malformed', detail: outcome.kind === 'skipped' ? outcome.detail : String(outcome.error) };
-    return {
-      name,
-      output: admissionResponse(request, outcome),
-      patch: outcome.kind === 'patched' ? outcome.patch : [],
-      slices: [{ name: sliceName(request.object), result: explained, traces }],
-    };
-  }
+  if (kind === 'AdmissionReview') return reviewDocument(name, value, snapshot, options);
   const items = kind?.endsWith('List') ? field(value, 'items') : undefined;
-  if (isArray(items)) {
-    const typed = kind === 'EndpointSliceList';
-    const rewritten = [];
-    for (const [i, item] of items.entries()) {
-      const one = rewriteOne(typed ? asEndpointSlice(item) : item, snapshot, options, `/items/${i}`);
-      if (typeof one === 'string') return `${name}: ${one}`;
-      rewritten.push(typed ? { ...one, output: isObject(item) && isObject(one.output) ? withoutAddedType(item, one.output) : one.output } : one);
-    }
-    return {
-      name,
-      output: { ...value, items: rewritten.map((r) => r.output) },
-      patch: rewritten.flatMap((r) => r.patch),
-      slices: rewritten.map((r) => r.report),
-    };
-  }
+  if (isArray(items)) return listDocument(name, value, items, snapshot, options);
   const one = rewriteOne(value, snapshot, options, '');
   if (typeof one === 'string') return `${name}: ${one}`;
   return { name, output: one.output, patch: one.patch, slices: [one.report] };
