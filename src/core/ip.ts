@@ -5,8 +5,6 @@ import ipaddr from 'ipaddr.js';
 
 export type Family = 'IPv4' | 'IPv6';
 
-export type AddressValue<F extends Family> = F extends 'IPv4' ? number : bigint;
-
 /** How one family's addresses are read, written and laid out as integers. */
 export interface AddressCodec<V extends number | bigint> {
   readonly family: Family;
@@ -123,10 +121,6 @@ export const ipv6: AddressCodec<bigint> = {
   add: (value, offset) => value + offset,
   subtract: (value, other) => value - other,
 };
-
-export function codecFor(family: Family): AddressCodec<number> | AddressCodec<bigint> {
-  return family === 'IPv4' ? ipv4 : ipv6;
-}
 
 /** True when `text` is an address of `family` written exactly as this module would write it. */
 export function isCanonicalAddress(text: string, family: Family): boolean {

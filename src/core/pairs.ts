@@ -49,11 +49,6 @@ export function hubPrefixFor(fcc: ForeignClusterConnection, clusterId: string): 
   return parseCidr(localSide(fcc, clusterId)?.side?.podCIDR ?? '');
 }
 
-/** True when the FCC names `clusterId` on exactly one side: the only FCCs that can give this cluster a pair. */
-export function involves(fcc: ForeignClusterConnection, clusterId: string): boolean {
-  return localSide(fcc, clusterId) !== undefined;
-}
-
 export function notThisCluster(fcc: ForeignClusterConnection, clusterId: string): PairState {
   return unusable(fcc.ref, undefined, 'not-this-cluster',
     `connects ${fcc.clusterA ?? '?'} and ${fcc.clusterB ?? '?'}, not ${clusterId} and another cluster`);
