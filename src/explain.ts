@@ -1,5 +1,6 @@
 // `rewrite --explain`: plain-text tables a person reads next to `kubectl get`, one per slice, then FCC states.
 import { containsAddress } from './core/cidr.ts';
+import type { ForeignClusterConnection } from './core/fcc.ts';
 import { hubPrefixFor, type PairState } from './core/pairs.ts';
 import type { AddressTrace } from './core/rewrite.ts';
 import type { Snapshot } from './core/snapshot.ts';
@@ -33,8 +34,7 @@ export function stateTable(states: readonly PairState[]): string[] {
  * For an address no usable pair took: the unusable FCC whose hub prefix holds it, so the table says why (a shortcut
  * that is not connected, in conflict, ...) instead of only that nothing matched.
  */
-function blockingState(snapshot: Snapshot, cluster: string, address: string): PairState | undefined {
-  const fccs = new Map(snapshot.fccs.map((fcc) => [fcc.ref, fcc]));
+function blockingState(snapshot: Snapshot, fccs: ReadonlyMap<string, ForeignClusterConnection>, cluster: string, address: string): PairState | undefined {
   return snapshot.forCluster(cluster).states.find((state) => {
     if (state.usable) return false;
     const fcc = fccs.get(state.fcc);
@@ -43,8 +43,8 @@ function blockingState(snapshot: Snapshot, cluster: string, address: string): Pa
   });
 }
 
-function traceRow(trace: AddressTrace, snapshot: Snapshot, cluster: string): string[] {
-  const blocked = trace.reason === 'no-pair' || trace.reason === 'restored' ? blockingState(snapshot, cluster, trace.base) : undefined;
+function traceRow(trace: AddressTrace, snapshot: Snapshot, fccs: ReadonlyMap<string, ForeignClusterConnection>, cluster: string): string[] {
+  const blocked = trace.reason === 'no-pair' || trace.reason === 'restored' ? blockingState(snapshot, fccs, cluster, trace.base) : undefined;
   if (blocked !== undefined && !blocked.usable) {
     return [shown(trace.input), shown(trace.output), blocked.fcc, `${trace.reason}: ${blocked.reason}`];
   }
@@ -52,6 +52,7 @@ function traceRow(trace: AddressTrace, snapshot: Snapshot, cluster: string): str
 }
 
 export function explain(results: readonly DocumentResult[], snapshot: Snapshot, clusterId: string | undefined): string {
+  const fccs = new Map(snapshot.fccs.map((fcc) => [fcc.ref, fcc]));
   const lines: string[] = [];
   const clusters: string[] = [];
   for (const document of results) {
@@ -67,7 +68,7 @@ export function explain(results: readonly DocumentResult[], snapshot: Snapshot, 
       lines.push(`${document.name} ${slice.name}: cluster ${cluster}, ${result.slice.family}`);
       if (slice.traces.length === 0) lines.push('(no addresses)');
       else lines.push(...table(['INPUT', 'OUTPUT', 'FCC', 'REASON'],
-        slice.traces.map((trace) => traceRow(trace, snapshot, cluster))));
+        slice.traces.map((trace) => traceRow(trace, snapshot, fccs, cluster))));
     }
   }
   if (clusters.length === 0) clusters.push(...(clusterId !== undefined ? [clusterId] : snapshot.clusterIds));

@@ -4,10 +4,9 @@
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from '../backoff.ts';
 import { MANAGED_BY_LABEL, REFLECTION_MANAGER } from '../core/endpoint-slice.ts';
-import { isObject, objectAt, stringField } from '../core/json.ts';
 import { pairSignature } from '../core/pair-changes.ts';
 import type { Snapshot } from '../core/snapshot.ts';
-import { describeError, httpStatus } from '../kube/client.ts';
+import { describeError, httpStatus, readListPage } from '../kube/client.ts';
 import { describeEdits, type Logger } from '../log.ts';
 import type { Metrics, ReconcileResult } from '../metrics.ts';
 import { localClusters } from '../core/local-clusters.ts';
@@ -125,7 +124,6 @@ export class SliceReconciler {
     let listed = 0;
     try {
       const snapshot = this.options.view.current();
-      const writes: Promise<void>[] = [];
       const limit = this.options.maxConcurrentWrites ?? 8;
       const inFlight = new Set<Promise<void>>();
       for await (const item of this.listSlices()) {
@@ -136,10 +134,9 @@ export class SliceReconciler {
         const write = this.write(plan.write).then((result) => this.count(results, result));
         inFlight.add(write);
         void write.finally(() => inFlight.delete(write));
-        writes.push(write);
         if (inFlight.size >= limit) await Promise.race(inFlight);
       }
-      await Promise.all(writes);
+      await Promise.all(inFlight);
       this.backoff.reset();
     } catch (error) {
       this.count(results, 'error');
@@ -167,14 +164,12 @@ export class SliceReconciler {
   private async *listSlices(): AsyncGenerator<unknown> {
     let token: string | undefined;
     do {
-      const page: unknown = await this.api.listClusterCustomObject({
+      const page = readListPage(await this.api.listClusterCustomObject({
         group: GROUP, version: VERSION, plural: PLURAL, labelSelector: `${MANAGED_BY_LABEL}=${REFLECTION_MANAGER}`,
         limit: this.options.pageSize ?? 500, ...(token === undefined ? {} : { _continue: token }),
-      });
-      const items = isObject(page) && Array.isArray(page.items) ? page.items : [];
-      yield* items;
-      const metadata = isObject(page) ? objectAt(page, 'metadata') : undefined;
-      token = (metadata && stringField(metadata, 'continue')) || undefined;
+      }));
+      yield* page.items;
+      token = page.continueToken;
     } while (token !== undefined && !this.stopped);
   }
 

@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs';
 import { delimiter } from 'node:path';
 import { ApiException, KubeConfig } from '@kubernetes/client-node';
+import { isObject, objectAt, stringField } from '../core/json.ts';
 
 export interface KubeAccess {
   readonly config: KubeConfig;
@@ -59,4 +60,22 @@ export function describeError(error: unknown): string {
   }
   const text = error instanceof Error ? error.message : String(error);
   return status === undefined ? text : `HTTP ${status}: ${text}`;
+}
+
+/** A list response as client-node hands it over (untyped): its items and where it stands. */
+export interface ListPage {
+  readonly items: readonly unknown[];
+  readonly resourceVersion: string;
+  /** The token for the next page; undefined on the last one. */
+  readonly continueToken: string | undefined;
+}
+
+export function readListPage(body: unknown): ListPage {
+  const items = isObject(body) && Array.isArray(body.items) ? body.items : [];
+  const metadata = isObject(body) ? objectAt(body, 'metadata') : undefined;
+  return {
+    items,
+    resourceVersion: (metadata && stringField(metadata, 'resourceVersion')) ?? '',
+    continueToken: (metadata && stringField(metadata, 'continue')) || undefined,
+  };
 }

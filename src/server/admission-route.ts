@@ -36,13 +36,9 @@ export interface AdmissionRouteOptions {
 /** What is left of the API server's `?timeout=` once this share is kept back for the answer to travel. */
 const DEADLINE_SHARE = 0.8;
 
-/** The API server sends the same `?timeout=` (its timeoutSeconds) on every call: parsed once, not per review. */
-let lastTimeout: { readonly text: string; readonly ms: number | undefined } | undefined;
-
 function budgetMs(query: unknown): number | undefined {
   if (typeof query !== 'object' || query === null || !('timeout' in query) || typeof query.timeout !== 'string') return undefined;
-  if (lastTimeout?.text !== query.timeout) lastTimeout = { text: query.timeout, ms: parseDuration(query.timeout) };
-  const timeout = lastTimeout.ms;
+  const timeout = parseDuration(query.timeout);
   return timeout === undefined || timeout === 0 ? undefined : timeout * DEADLINE_SHARE;
 }
 

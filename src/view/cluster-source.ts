@@ -6,7 +6,8 @@ import { isObject, objectAt, stringField } from '../core/json.ts';
 import { TUNNEL_CONNECTED, type TunnelStates } from '../core/pairs.ts';
 import type { BackoffOptions } from '../backoff.ts';
 import type { Logger } from '../log.ts';
-import { ListWatch, type ListResult } from './list-watch.ts';
+import { readListPage } from '../kube/client.ts';
+import { ListWatch } from './list-watch.ts';
 import type { SnapshotStore } from './shortcut-view.ts';
 
 export const CONNECTION_PLURAL = 'connections';
@@ -23,12 +24,6 @@ export interface ClusterSourceOptions {
   readonly onRestart?: () => void;
   readonly backoff?: BackoffOptions;
   readonly watchTimeoutSeconds?: number;
-}
-
-function listResult(body: unknown): ListResult {
-  const items = isObject(body) && Array.isArray(body.items) ? body.items : [];
-  const metadata = isObject(body) ? objectAt(body, 'metadata') : undefined;
-  return { items, resourceVersion: (metadata && stringField(metadata, 'resourceVersion')) ?? '' };
 }
 
 /** A peer counts as Connected when any of its Connections is: Liqo may briefly hold two during a re-peering. */
@@ -68,7 +63,7 @@ export class ClusterShortcutSource {
       name: FCC_PLURAL,
       config: options.shortcutsConfig,
       watchPath: fccPath,
-      list: async () => listResult(namespace === undefined
+      list: async () => readListPage(namespace === undefined
         ? await fccApi.listClusterCustomObject({ group: FCC_GROUP, version: FCC_VERSION, plural: FCC_PLURAL })
         : await fccApi.listNamespacedCustomObject({ group: FCC_GROUP, version: FCC_VERSION, namespace, plural: FCC_PLURAL })),
       onChange: (objects) => {
@@ -84,7 +79,7 @@ export class ClusterShortcutSource {
         name: CONNECTION_PLURAL,
         config: options.localConfig,
         watchPath: `/apis/${FCC_GROUP}/${FCC_VERSION}/${CONNECTION_PLURAL}`,
-        list: async () => listResult(await connectionApi.listClusterCustomObject({ group: FCC_GROUP, version: FCC_VERSION, plural: CONNECTION_PLURAL })),
+        list: async () => readListPage(await connectionApi.listClusterCustomObject({ group: FCC_GROUP, version: FCC_VERSION, plural: CONNECTION_PLURAL })),
         onChange: (objects) => {
           this.connectionsMissing = false;
           options.store.publishTunnels(tunnelStates(objects.values()));

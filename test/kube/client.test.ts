@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { test } from 'node:test';
-import { describeError, httpStatus, loadKubeAccess } from '../../src/kube/client.ts';
+import { describeError, httpStatus, loadKubeAccess, readListPage } from '../../src/kube/client.ts';
 import { ApiException } from '@kubernetes/client-node';
 
 const dir = mkdtempSync(join(tmpdir(), 'shortcut-kube-'));
@@ -41,4 +41,12 @@ test('API errors are described by status and the Status message', () => {
   assert.equal(describeError(error), 'HTTP 409: the object has been modified');
   assert.equal(httpStatus(Object.assign(new Error('Gone'), { statusCode: 410 })), 410);
   assert.equal(describeError(new Error('socket hang up')), 'socket hang up');
+});
+
+test('a list page gives its items, its resourceVersion and the next page token, and tolerates junk', () => {
+  assert.deepEqual(readListPage({ items: [{ a: 1 }], metadata: { resourceVersion: '7', continue: 'next' } }),
+    { items: [{ a: 1 }], resourceVersion: '7', continueToken: 'next' });
+  assert.deepEqual(readListPage({ items: [], metadata: { resourceVersion: '8', continue: '' } }),
+    { items: [], resourceVersion: '8', continueToken: undefined });
+  assert.deepEqual(readListPage('garbage'), { items: [], resourceVersion: '', continueToken: undefined });
 });
