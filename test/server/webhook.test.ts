@@ -104,12 +104,15 @@ test('an unknown path is 404', async () => {
   assert.equal(answer.status, 404);
 });
 
-test('refuses TLS below 1.2', async () => {
+test('refuses TLS below 1.2 and accepts TLS 1.2', async () => {
   const { port } = new URL(harness.url);
-  await assert.rejects(new Promise((resolve, reject) => {
-    const socket = tlsConnect({ port: Number(port), host: '127.0.0.1', ca: harness.certs.ca, servername: 'localhost', maxVersion: 'TLSv1.1', minVersion: 'TLSv1' }, () => resolve(socket));
+  const handshake = (maxVersion: 'TLSv1.1' | 'TLSv1.2') => new Promise<string | null>((resolve, reject) => {
+    const socket = tlsConnect({ port: Number(port), host: '127.0.0.1', ca: harness.certs.ca, servername: 'localhost', maxVersion, minVersion: 'TLSv1' },
+      () => { resolve(socket.getProtocol()); socket.end(); });
     socket.on('error', reject);
-  }));
+  });
+  await assert.rejects(handshake('TLSv1.1'));
+  assert.equal(await handshake('TLSv1.2'), 'TLSv1.2');
 });
 
 test('prototype keys in the body are plain data, never a crash or a refusal', async () => {
@@ -133,5 +136,7 @@ test('counts reviews by operation and result in the metrics', async () => {
   assert.match(text, /shortcut_webhook_admission_requests_total\{operation="UPDATE",result="patched"\} [1-9]/);
   assert.match(text, /shortcut_webhook_admission_requests_total\{operation="UPDATE",result="skipped"\} [1-9]/);
   assert.match(text, /shortcut_webhook_addresses_rewritten_total [1-9]/);
+  // SPEC §4: buckets from 100 µs to 10 s.
   assert.match(text, /shortcut_webhook_admission_duration_seconds_bucket\{le="0.0001"\}/);
+  assert.match(text, /shortcut_webhook_admission_duration_seconds_bucket\{le="10"\}/);
 });
