@@ -3,6 +3,9 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ReviewOutcome } from './admission/responses.ts';
 import { UNUSABLE_REASONS, type PairState } from './core/pairs.ts';
 
+/** Every value of the pairs{state} label: a series for each exists from the start, at zero. */
+const PAIR_STATES: readonly string[] = ['usable', ...UNUSABLE_REASONS];
+
 const PREFIX = 'shortcut_webhook_';
 
 export type AdmissionResult = 'patched' | 'unchanged' | 'skipped' | 'error';
@@ -65,7 +68,7 @@ export class Metrics {
   });
 
   constructor() {
-    for (const state of ['usable', ...UNUSABLE_REASONS]) this.pairs.set({ state }, 0);
+    for (const state of PAIR_STATES) this.pairs.set({ state }, 0);
     // Series exist from the start, so rate() and alerts see a zero rather than nothing.
     for (const operation of ['CREATE', 'UPDATE']) {
       for (const result of ['patched', 'unchanged', 'skipped', 'error'] as const) this.admissionRequests.inc({ operation, result }, 0);
@@ -96,7 +99,7 @@ export class Metrics {
   }
 
   setPairStates(states: readonly PairState[]): void {
-    const counts = new Map<string, number>([['usable', 0], ...UNUSABLE_REASONS.map((r): [string, number] => [r, 0])]);
+    const counts = new Map<string, number>(PAIR_STATES.map((state): [string, number] => [state, 0]));
     for (const state of states) {
       const key = state.usable ? 'usable' : state.reason;
       counts.set(key, (counts.get(key) ?? 0) + 1);

@@ -7,9 +7,14 @@ export function localClusters(snapshot: Snapshot, clusterId: string | undefined)
   return clusterId !== undefined ? [clusterId] : snapshot.clusterIds;
 }
 
-/** With a configured cluster, every FCC is listed (others as not-this-cluster); without, only those naming each cluster. */
+/**
+ * The states shown for one local cluster: with a configured cluster every FCC (others as not-this-cluster), without
+ * one only the FCCs naming it, since any cluster an FCC names may be the one a slice is for.
+ */
+export function statesOf(snapshot: Snapshot, clusterId: string | undefined, cluster: string): readonly PairState[] {
+  return clusterId !== undefined ? snapshot.statesFor(cluster) : snapshot.forCluster(cluster).states;
+}
+
 export function localStates(snapshot: Snapshot, clusterId: string | undefined): readonly PairState[] {
-  return clusterId !== undefined
-    ? snapshot.statesFor(clusterId)
-    : snapshot.clusterIds.flatMap((id) => snapshot.forCluster(id).states);
+  return localClusters(snapshot, clusterId).flatMap((cluster) => statesOf(snapshot, clusterId, cluster));
 }

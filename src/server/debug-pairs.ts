@@ -1,5 +1,5 @@
 // The body of /debug/pairs: what the snapshot makes of every FCC, per local cluster, as JSON.
-import { localClusters } from '../core/local-clusters.ts';
+import { localClusters, statesOf } from '../core/local-clusters.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 
 export interface DebugPairs {
@@ -21,7 +21,7 @@ export function debugPairs(snapshot: Snapshot, clusterId: string | undefined, sy
     lastSync: lastSync === undefined ? null : new Date(lastSync).toISOString(),
     fccs: snapshot.fccs.length,
     clusters: localClusters(snapshot, clusterId).map((id) => {
-      const states = clusterId !== undefined ? snapshot.statesFor(id) : snapshot.forCluster(id).states;
+      const states = statesOf(snapshot, clusterId, id);
       return {
         clusterId: id,
         pairs: snapshot.forCluster(id).pairs.map((pair) => ({
