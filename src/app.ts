@@ -44,6 +44,8 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
     loggerInstance: logger,
     // Reviews are logged once, with their outcome, by the route; fastify's per-request lines would double them.
     logController: new LogController({ disableRequestLogging: true }),
+    // Nothing logs through request.log, so no pino child per request: its bindings would never be printed.
+    childLoggerFactory: (logger) => logger,
     bodyLimit: MAX_BODY_BYTES,
     requestTimeout: 30_000,
     return503OnClosing: true,

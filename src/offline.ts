@@ -61,7 +61,7 @@ function reviewDocument(name: string, value: JsonObject, snapshot: Snapshot, opt
   return {
     name,
     output: admissionResponse(request, outcome),
-    patch: outcome.kind === 'patched' ? outcome.patch : [],
+    patch: outcome.kind === 'patched' ? patchFor(outcome.rewrite) : [],
     slices: [{ name: sliceName(request.object), result: explained, traces }],
   };
 }

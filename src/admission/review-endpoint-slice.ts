@@ -2,7 +2,6 @@
 import { asEndpointSlice, ENDPOINT_SLICE_KIND, isSkip } from '../core/endpoint-slice.ts';
 import { isUnchanged, rewriteEndpointSlice, type TraceObserver } from '../core/rewrite.ts';
 import type { Snapshot } from '../core/snapshot.ts';
-import { patchFor } from './patch.ts';
 import { Outcome, type ReviewOutcome } from './responses.ts';
 import type { AdmissionRequest } from './review.ts';
 
@@ -28,5 +27,5 @@ export function reviewEndpointSlice(request: AdmissionRequest, snapshot: Snapsho
   const object = kind === undefined ? request.object : asEndpointSlice(request.object);
   const rewrite = rewriteEndpointSlice(object, snapshot, options, options.observe);
   if (isSkip(rewrite)) return Outcome.skipped(rewrite.skip, rewrite.detail);
-  return isUnchanged(rewrite) ? Outcome.unchanged(rewrite) : Outcome.patched(rewrite, patchFor(rewrite));
+  return isUnchanged(rewrite) ? Outcome.unchanged(rewrite) : Outcome.patched(rewrite);
 }

@@ -81,7 +81,8 @@ function originalsText(order: readonly string[], recorded: ReadonlyMap<string, s
   let text = '';
   for (const output of order) {
     const base = recorded.get(output);
-    if (base !== undefined) text += `${text === '' ? '{' : ','}${JSON.stringify(output)}:${JSON.stringify(base)}`;
+    // Both are canonical address text (digits, a-f, dots, colons), so quoting is all JSON asks of them.
+    if (base !== undefined) text += `${text === '' ? '{' : ','}"${output}":"${base}"`;
   }
   return `${text}}`;
 }

@@ -36,11 +36,28 @@ export interface AdmissionRouteOptions {
 /** What is left of the API server's `?timeout=` once this share is kept back for the answer to travel. */
 const DEADLINE_SHARE = 0.8;
 
-function budgetMs(query: unknown): number | undefined {
-  if (typeof query !== 'object' || query === null || !('timeout' in query) || typeof query.timeout !== 'string') return undefined;
-  const timeout = parseDuration(query.timeout);
-  return timeout === undefined || timeout === 0 ? undefined : timeout * DEADLINE_SHARE;
+function budgetOf(timeout: string): number | undefined {
+  const ms = parseDuration(timeout);
+  return ms === undefined || ms === 0 ? undefined : ms * DEADLINE_SHARE;
 }
+
+/** `?timeout=` is the same on every call from one API server: parsed once per distinct value, not per review. */
+function budgets(): (query: unknown) => number | undefined {
+  let last: { timeout: string; budget: number | undefined } | undefined;
+  return (query) => {
+    if (typeof query !== 'object' || query === null || !('timeout' in query) || typeof query.timeout !== 'string') return undefined;
+    if (last?.timeout !== query.timeout) last = { timeout: query.timeout, budget: budgetOf(query.timeout) };
+    return last.budget;
+  };
+}
+
+/** A skip when the budget is spent, else undefined. */
+function deadline(elapsedMs: number, budget: number | undefined): ReviewOutcome | undefined {
+  if (budget === undefined || elapsedMs <= budget) return undefined;
+  return Outcome.skipped('deadline', `${elapsedMs.toFixed(0)} ms of a ${budget / DEADLINE_SHARE} ms timeout spent`);
+}
+
+const NOT_SYNCED = Outcome.skipped('view-not-synced', 'the shortcut view has not synced yet');
 
 function review(request: AdmissionRequest, options: AdmissionRouteOptions): ReviewOutcome {
   try {
@@ -78,6 +95,7 @@ export type AnyFastify<S extends RawServerBase = RawServerBase> =
   FastifyInstance<S, RawRequestDefaultExpression<S>, RawReplyDefaultExpression<S>, FastifyBaseLogger>;
 
 export function admissionRoute<S extends RawServerBase>(app: AnyFastify<S>, options: AdmissionRouteOptions): void {
+  const budgetMs = budgets();
   app.post(ADMISSION_PATH, async (request, reply) => {
     const decoded = decodeReview(request.body);
     if (!decoded.ok) {
@@ -87,13 +105,9 @@ export function admissionRoute<S extends RawServerBase>(app: AnyFastify<S>, opti
     }
     const admission = decoded.request;
     const budget = budgetMs(request.query);
-    const late = () => budget !== undefined && reply.elapsedTime > budget;
-    const spent = () => Outcome.skipped('deadline', `${reply.elapsedTime.toFixed(0)} ms of a ${budget === undefined ? '?' : budget / DEADLINE_SHARE} ms timeout spent`);
-    let outcome = !options.view.isSynced()
-      ? Outcome.skipped('view-not-synced', 'the shortcut view has not synced yet')
-      : late() ? spent() : review(admission, options);
+    let outcome = options.view.isSynced() ? deadline(reply.elapsedTime, budget) ?? review(admission, options) : NOT_SYNCED;
     // Checked again after the work: a patch the API server has stopped waiting for helps nobody.
-    if (outcome.kind === 'patched' && late()) outcome = spent();
+    if (outcome.kind === 'patched') outcome = deadline(reply.elapsedTime, budget) ?? outcome;
     const elapsed = reply.elapsedTime;
     options.metrics.observeReview(admission.operation, outcome, elapsed / 1000);
     logOutcome(options.logger, admission, outcome, elapsed);

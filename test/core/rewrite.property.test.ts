@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import jsonpatch from 'fast-json-patch';
-import { patchFor } from '../../src/admission/patch.ts';
+import { encodedPatch, patchFor, patchJson } from '../../src/admission/patch.ts';
 import { isSkip } from '../../src/core/endpoint-slice.ts';
 import type { Json, JsonObject } from '../../src/core/json.ts';
 import { applyRewrite, rewriteEndpointSlice } from '../../src/core/rewrite.ts';
@@ -61,6 +61,33 @@ test('applying the emitted patch to the received object yields exactly the rewri
     const patched = jsonpatch.applyPatch(structuredClone(slice), patchFor(result).map((op) => ({ ...op })), true, false).newDocument;
     assert.deepEqual(patched, applyRewrite(result));
   }), { numRuns: RUNS });
+});
+
+// IPv6 as well: its canonical text has letters and colons, and the originals annotation maps them.
+const hextet = fc.integer({ min: 0, max: 0xffff }).map((n) => n.toString(16));
+const ipv6 = fc.tuple(fc.constantFrom('fd00:1', 'fd00:2', 'fd00:3'), hextet, hextet).map(([net, a, b]) => `${net}::${a}:${b}`);
+const ipv6Slice = fc.record({
+  addresses: fc.array(fc.array(fc.oneof(ipv6, weird), { maxLength: 3 }), { maxLength: 6 }),
+  annotations: fc.option(fc.dictionary(fc.constantFrom('keep', 'liqo.io/shortcut-original-addresses'), fc.oneof(fc.string(), fc.json())), { nil: null }),
+}).map((spec): JsonObject => JSON.parse(JSON.stringify(sliceObject({ ...spec, addressType: 'IPv6' }))));
+const ipv6Snapshot = fc.subarray(['fd00:1::/32', 'fd00:2::/32', 'fd00:3::/32'], { minLength: 2, maxLength: 2 })
+  .map(([source = '', target = '']) => snapshotOf([fcc({ aPod: source, aRemapped: target })]));
+
+test('the patch text and its base64 are exactly JSON.stringify of the operations, for both families', () => {
+  const check = (slice: JsonObject, snapshot: Snapshot) => {
+    const result = rewriteEndpointSlice(slice, snapshot);
+    assert.ok(!isSkip(result));
+    const json = JSON.stringify(patchFor(result));
+    assert.equal(patchJson(result), json);
+    assert.equal(encodedPatch(result), Buffer.from(json, 'utf8').toString('base64'));
+  };
+  fc.assert(fc.property(sliceArbitrary, snapshotArbitrary, check), { numRuns: RUNS });
+  fc.assert(fc.property(ipv6Slice, ipv6Snapshot, check), { numRuns: RUNS });
+  // And the IPv6 case really rewrites something, so the property is not vacuous there.
+  const slice = JSON.parse(JSON.stringify(sliceObject({ addressType: 'IPv6', addresses: [['fd00:1::a:b']] })));
+  const result = rewriteEndpointSlice(slice, snapshotOf([fcc({ aPod: 'fd00:1::/32', aRemapped: 'fd00:2::/32' })]));
+  assert.ok(!isSkip(result));
+  assert.match(patchJson(result), /"value":"fd00:2::a:b"/);
 });
 
 test('with an empty view every rewritten address is restored to its hub address', () => {

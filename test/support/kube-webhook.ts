@@ -1,5 +1,6 @@
 // Routes the test API server's writes through the real review code, as kube-apiserver calls the webhook.
 import jsonpatch from 'fast-json-patch';
+import { patchFor } from '../../src/admission/patch.ts';
 import { reviewEndpointSlice } from '../../src/admission/review-endpoint-slice.ts';
 import { decodeReview } from '../../src/admission/review.ts';
 import type { ShortcutView } from '../../src/view/shortcut-view.ts';
@@ -16,7 +17,7 @@ export function webhookHook(view: ShortcutView, clusterId?: string): MutateHook 
     if (!decoded.ok) throw new Error(decoded.message);
     const outcome = reviewEndpointSlice(decoded.request, view.current(), { clusterId });
     if (outcome.kind !== 'patched') return object;
-    return jsonpatch.applyPatch(structuredClone(object), outcome.patch.map((op) => ({ ...op })), true, false).newDocument;
+    return jsonpatch.applyPatch(structuredClone(object), patchFor(outcome.rewrite).map((op) => ({ ...op })), true, false).newDocument;
   };
 }
 
