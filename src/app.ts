@@ -2,6 +2,7 @@
 import type { Server } from 'node:http';
 import type { Http2SecureServer } from 'node:http2';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyError } from 'fastify';
+import { parseReviewJson } from './server/review-json.ts';
 import type { Logger } from './log.ts';
 import { admissionRoute, type AdmissionRouteOptions, type AnyFastify } from './server/admission-route.ts';
 import { opsRoutes, type OpsRouteOptions } from './server/ops-routes.ts';
@@ -51,12 +52,13 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
     return503OnClosing: true,
   });
   app.server.on('session', (session) => session.setLocalWindowSize(HTTP2_WINDOW_BYTES));
-  // JSON.parse alone: reviews are never merged into prototypes (fields are read with Object.hasOwn), so the
-  // default parser's prototype-poisoning scan would only turn legitimate `__proto__` keys into refusals.
+  // JSON.parse alone, less oldObject (see review-json.ts): reviews are never merged into prototypes (fields are read
+  // with Object.hasOwn), so the default parser's prototype-poisoning scan would only turn legitimate `__proto__` keys
+  // into refusals.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
     try {
-      done(null, JSON.parse(body.toString('utf8')));
+      done(null, typeof body === 'string' ? JSON.parse(body) : parseReviewJson(body));
     } catch (error) {
       done(Object.assign(new Error(`body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`), { statusCode: 400 }), undefined);
     }

@@ -51,6 +51,21 @@ test('answers over HTTP/2 negotiated by ALPN, many reviews on one session', asyn
   }
 });
 
+test('an UPDATE is patched from its object alone, whatever oldObject holds', async () => {
+  const bodies = [
+    reviewObject(sliceObject(), { operation: 'UPDATE', oldObject: sliceObject({ addresses: [['10.63.0.9'], ['10.63.0.10']] }) }),
+    // A key "oldObject" inside the object comes first in the body: it must not be taken for the review's.
+    reviewObject(sliceObject({ extra: { oldObject: { addresses: ['10.63.0.7'] } } }), { operation: 'UPDATE', oldObject: sliceObject() }),
+  ];
+  for (const body of bodies) {
+    const answer = await post1(harness.url, harness.certs.ca, JSON.stringify(body));
+    assert.equal(answer.status, 200);
+    assert.deepEqual(decodePatch(answer.body), WORKED_PATCH);
+  }
+  const broken = JSON.stringify(bodies[0]).replace('"oldObject":{', '"oldObject":{]');
+  assert.equal((await post1(harness.url, harness.certs.ca, broken)).status, 400);
+});
+
 test('an unchanged slice is allowed without a patch', async () => {
   const answer = await post1(harness.url, harness.certs.ca, JSON.stringify(reviewObject(sliceObject({ addresses: [['10.200.0.1']] }), { uid: 'u' })));
   assert.deepEqual(JSON.parse(answer.body), { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: 'u', allowed: true } });
