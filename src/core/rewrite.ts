@@ -73,14 +73,13 @@ function readOriginals<V extends number | bigint>(codec: AddressCodec<V>, text: 
  * The annotation's JSON, as JSON.stringify would print an object with these entries in this order (IP texts have a
  * dot or a colon, so none is an array index that objects would move to the front). A Map rather than an object:
  * using every address as a property name interns each new address string, which costs more than the rewrite.
- * Entries follow the outputs' first appearance (`order`, the flag list: every recorded output is flagged), not the
- * order they were recorded in, so a second pass writes the same text even when an address already in the shortcut
- * space comes before the one rewritten to it.
+ * Entries follow the outputs' first appearance (the flags' order: every recorded output is flagged), not the order
+ * they were recorded in, so a second pass writes the same text even when an address already in the shortcut space
+ * comes before the one rewritten to it.
  */
-function originalsText(order: readonly string[], recorded: ReadonlyMap<string, string>): string {
+function originalsText(flags: ReadonlyMap<string, string | undefined>): string {
   let text = '';
-  for (const output of order) {
-    const base = recorded.get(output);
+  for (const [output, base] of flags) {
     // Both are canonical address text (digits, a-f, dots, colons), so quoting is all JSON asks of them.
     if (base !== undefined) text += `${text === '' ? '{' : ','}"${output}":"${base}"`;
   }
@@ -125,9 +124,10 @@ function rewriteFamily<V extends number | bigint>(
   const current = slice.annotations;
   const originals = readOriginals(codec, current && field(current, ORIGINAL_ADDRESSES_ANNOTATION));
   const edits: AddressEdit[] = [];
-  const flagged: string[] = [];
-  const seenFlags = new Set<string>();
-  const recorded = new Map<string, string>();
+  // Flagged outputs in order of first appearance, each with the hub address it was first rewritten from, if any:
+  // one Map for the flag list and the originals, so an address costs two lookups, not five.
+  const flags = new Map<string, string | undefined>();
+  let recorded = 0;
   const { endpoints } = slice;
   for (let e = 0; e < endpoints.length; e++) {
     const endpoint = endpoints[e];
@@ -151,12 +151,14 @@ function rewriteFamily<V extends number | bigint>(
       if (output !== input) {
         edits.push({ endpoint: e, address: a, from: input, to: output, kind: remapped === undefined ? 'restored' : 'rewritten' });
       }
-      if (output !== base && !recorded.has(output)) recorded.set(output, base);
-      // A remapped address lies in its pair's target by construction: no second lookup for it.
+      // A remapped address lies in its pair's target by construction: no second lookup for it. Only a remapped
+      // address differs from its base, so every recorded output is flagged.
       const isFlagged = remapped !== undefined || index.inTarget(outputValue);
-      if (isFlagged && !seenFlags.has(output)) {
-        seenFlags.add(output);
-        flagged.push(output);
+      if (isFlagged && flags.get(output) === undefined) {
+        if (output !== base) {
+          flags.set(output, base);
+          recorded++;
+        } else if (!flags.has(output)) flags.set(output, undefined);
       }
       if (observe !== undefined) {
         const pair = remapped === undefined ? undefined : index.sourceOf(baseValue)?.pair;
@@ -165,8 +167,8 @@ function rewriteFamily<V extends number | bigint>(
     }
   }
   const desired: AnnotationEdit[] = [
-    { key: SHORTCUT_ADDRESSES_ANNOTATION, value: flagged.length > 0 ? flagged.join(',') : undefined },
-    { key: ORIGINAL_ADDRESSES_ANNOTATION, value: recorded.size > 0 ? originalsText(flagged, recorded) : undefined },
+    { key: SHORTCUT_ADDRESSES_ANNOTATION, value: flags.size > 0 ? [...flags.keys()].join(',') : undefined },
+    { key: ORIGINAL_ADDRESSES_ANNOTATION, value: recorded > 0 ? originalsText(flags) : undefined },
   ];
   // A patch the API server would refuse is a denied write: leave such a slice (thousands of addresses) untouched.
   if (annotationBytes(current, desired) > ANNOTATIONS_LIMIT_BYTES) return { skip: 'annotations-too-large', detail:

@@ -75,6 +75,15 @@ test('a key "oldObject" inside the object, before the real one, falls back to th
   }
 });
 
+test('the key is found however many capital Os come before it', () => {
+  for (const count of [0, 1, 63, 64, 65, 500]) {
+    const object = sliceObject({ annotations: { note: 'O'.repeat(count), oldObjectx: 'O' } });
+    assert.equal(assertReadAsJsonParse(JSON.stringify(update(object, sliceObject()))), true, `${count} Os`);
+  }
+  assert.equal(assertReadAsJsonParse('O{"request":{"oldObject":{}}}'.slice(1)), true);
+  assert.throws(() => parseReviewJson(Buffer.from('OOO')), SyntaxError);
+});
+
 test('a quote-escaped key ending in oldObject is not the real one', () => {
   const object = sliceObject({ extra: { 'x"oldObject': { a: 1 } } });
   assertReadAsJsonParse(JSON.stringify(update(object, sliceObject())));
