@@ -81,18 +81,8 @@ export class Metrics {
     this.lastSync = () => view.lastSync();
   }
 
-  /** Label sets are few (operations are bounded): each series is looked up once, not hashed on every review. */
-  private readonly requestSeries = new Map<string, { inc(value?: number): void }>();
-
-  private requestCounter(operation: string, result: AdmissionResult): { inc(value?: number): void } {
-    const key = `${operation} ${result}`;
-    let series = this.requestSeries.get(key);
-    if (series === undefined) this.requestSeries.set(key, series = this.admissionRequests.labels({ operation, result }));
-    return series;
-  }
-
   observeReview(operation: string, outcome: ReviewOutcome, seconds: number): void {
-    this.requestCounter(operationLabel(operation), resultLabel(outcome)).inc();
+    this.admissionRequests.inc({ operation: operationLabel(operation), result: resultLabel(outcome) });
     this.admissionDuration.observe(seconds);
     if (outcome.kind !== 'patched') return;
     let rewritten = 0;
@@ -104,7 +94,7 @@ export class Metrics {
 
   /** Bodies refused before a review exists (400, 413, 415): counted as errors of an unknown operation. */
   observeRefused(seconds: number): void {
-    this.requestCounter('unknown', 'error').inc();
+    this.admissionRequests.inc({ operation: 'unknown', result: 'error' });
     this.admissionDuration.observe(seconds);
   }
 

@@ -132,7 +132,9 @@ function rewriteFamily<V extends number | bigint>(
   for (let e = 0; e < endpoints.length; e++) {
     const endpoint = endpoints[e];
     if (!isObject(endpoint)) continue;
-    const addresses = field(endpoint, 'addresses');
+    // The key written out, not passed to field(): a load V8 can specialise for the one shape endpoints have,
+    // where field()'s variable key is a generic lookup (field() serves every object of the process).
+    const addresses = Object.hasOwn(endpoint, 'addresses') ? endpoint.addresses : undefined;
     if (!isArray(addresses)) continue;
     for (let a = 0; a < addresses.length; a++) {
       const input = addresses[a];
@@ -142,7 +144,8 @@ function rewriteFamily<V extends number | bigint>(
         observe?.({ endpoint: e, address: a, input, base: input, output: input, pair: undefined, reason: 'not-canonical', flagged: false });
         continue;
       }
-      const original = originals.get(input);
+      // A fresh slice has no originals: no lookup, which would hash every address text for nothing.
+      const original = originals.size === 0 ? undefined : originals.get(input);
       const base = original ?? input;
       const baseValue = original === undefined ? inputValue : (codec.parseCanonical(original) ?? inputValue);
       const remapped = index.remap(baseValue);
