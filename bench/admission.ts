@@ -1,4 +1,5 @@
-// Section "admission": the real webhook (`shortcut-webhook serve`, its own process, log level warn) against a bare
+// Section "admission": the real webhook (`shortcut-webhook serve` as the image runs it: the bundle made by the
+// Dockerfile's own build step, started with its ENTRYPOINT's node flags; its own process, log level warn) against a bare
 // node:https server (its own process), both answering the same UPDATE review of a 100-endpoint slice, half of it
 // rewritten. The load generator is this process: 4 workers over 4 keep-alive HTTP/1.1 connections, or 4 workers
 // multiplexed on one HTTP/2 session. Rounds alternate webhook https1, bare https1, webhook http2 (4 rounds of 3 s
@@ -6,9 +7,10 @@
 // the median of the per-round ratios (each webhook run against the bare run right after it); latency percentiles
 // pool every request of every round. Prints one JSON line.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { buildImageBundle, entrypointNodeFlags } from '../test/deploy/support/dockerfile.ts';
 import { makeCerts } from '../test/support/certs.ts';
 import { admissionReview, exampleFccObject } from './fixtures.ts';
 import { client, load, type LoadResult, type Protocol, type Target } from './load.ts';
@@ -25,6 +27,13 @@ const certs = makeCerts(join(dir, 'certs'));
 const shortcuts = join(dir, 'shortcuts.json');
 writeFileSync(shortcuts, JSON.stringify(exampleFccObject()));
 const body = Buffer.from(JSON.stringify(admissionReview()));
+// Inside the checkout, so that the bundle's packages resolve from node_modules.
+const bundleDir = join(root, '.tmp', `bench-${process.pid}`);
+mkdirSync(bundleDir, { recursive: true });
+const bundle = join(bundleDir, 'shortcut-webhook.mjs');
+const built = buildImageBundle(bundle);
+if (built.status !== 0) throw new Error(`the Dockerfile's build step failed: ${built.stderr}`);
+const nodeFlags = entrypointNodeFlags();
 
 function start(args: readonly string[]): { child: ChildProcess; output: string[] } {
   const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, NODE_ENV: 'production' }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -58,7 +67,7 @@ function rssMB(pid: number | undefined): number {
 
 const [webhookPort, opsPort, barePort] = [await freePort(), await freePort(), await freePort()];
 const webhook = start([
-  'bin/shortcut-webhook.js', 'serve', '--host', '127.0.0.1', '--port', String(webhookPort), '--ops-port', String(opsPort),
+  ...nodeFlags, bundle, 'serve', '--host', '127.0.0.1', '--port', String(webhookPort), '--ops-port', String(opsPort),
   '--tls-cert', certs.certFile, '--tls-key', certs.keyFile, '--shortcuts', shortcuts, '--cluster-id', 'cluster2',
   '--log-level', 'warn',
 ]);
@@ -68,6 +77,7 @@ process.on('exit', () => {
   webhook.child.kill();
   bare?.child.kill();
   rmSync(dir, { recursive: true, force: true });
+  rmSync(bundleDir, { recursive: true, force: true });
 });
 process.once('SIGINT', () => process.exit(130));
 process.once('SIGTERM', () => process.exit(143));
@@ -136,10 +146,11 @@ try {
   console.log(JSON.stringify({
     https1, http2: summary('http2'), bareHttps, ratio: round(median(roundRatios), 3), roundRatios: roundRatios.map((r) => round(r, 3)),
     bodyBytes: body.length, answerBytes: first.body.length, patchOperations: Array.isArray(operations) ? operations.length : 0,
-    webhookRssMB: round(rssMB(webhook.child.pid), 1), bareRssMB: round(rssMB(bare.child.pid), 1),
+    webhookRssMB: round(rssMB(webhook.child.pid), 1), bareRssMB: round(rssMB(bare.child.pid), 1), webhookNodeFlags: nodeFlags,
   }));
 } finally {
   await stop(webhook.child);
   if (bare !== undefined) await stop(bare.child);
   rmSync(dir, { recursive: true, force: true });
+  rmSync(bundleDir, { recursive: true, force: true });
 }

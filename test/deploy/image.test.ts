@@ -10,26 +10,11 @@ import { after, describe, test } from 'node:test';
 import { parseCommand } from '../../src/cli.ts';
 import { renderChart } from './support/chart.ts';
 import { containerOf } from './support/checks.ts';
+import { buildImageBundle, entrypointNodeFlags, readDockerfile } from './support/dockerfile.ts';
 import { at, isRecord, listAt, only, readManifests, stringAt, type KubeObject } from './support/kube.ts';
 import { repoPath, repoRoot } from './support/paths.ts';
 
-interface Instruction { readonly keyword: string; readonly args: string; readonly stage: number }
-
-/** Dockerfile instructions with continuation lines joined and comments dropped, numbered by stage. */
-function instructions(text: string): Instruction[] {
-  const joined = text.split('\n').filter((line) => !/^\s*#/.test(line)).join('\n').replace(/\\\n/g, ' ');
-  const result: Instruction[] = [];
-  let stage = -1;
-  for (const line of joined.split('\n')) {
-    const match = /^\s*([A-Z]+)\s+(.*)$/.exec(line);
-    if (!match?.[1]) continue;
-    if (match[1] === 'FROM') stage += 1;
-    result.push({ keyword: match[1], args: (match[2] ?? '').replace(/\s+/g, ' ').trim(), stage });
-  }
-  return result;
-}
-
-const dockerfile = instructions(readFileSync(repoPath('Dockerfile'), 'utf8'));
+const dockerfile = readDockerfile();
 const finalStage = Math.max(...dockerfile.map((instruction) => instruction.stage));
 const final = dockerfile.filter((instruction) => instruction.stage === finalStage);
 const args = new Map(dockerfile.filter((instruction) => instruction.keyword === 'ARG' && instruction.stage === -1).map((instruction) => {
@@ -99,7 +84,9 @@ describe('the Dockerfile', () => {
 
   test('starts the bundle with `serve` by default and exposes the webhook and ops ports', () => {
     const entrypoint: unknown = JSON.parse(final.find((instruction) => instruction.keyword === 'ENTRYPOINT')?.args ?? 'null');
-    assert.deepEqual(entrypoint, ['node', '--enable-source-maps', 'dist/shortcut-webhook.mjs']);
+    assert.deepEqual(entrypoint, ['node', '--enable-source-maps', '--max-semi-space-size=4', 'dist/shortcut-webhook.mjs']);
+    // The admission benchmark starts the webhook with the same flags, read from here.
+    assert.deepEqual(entrypointNodeFlags(), ['--enable-source-maps', '--max-semi-space-size=4']);
     const command: unknown = JSON.parse(final.find((instruction) => instruction.keyword === 'CMD')?.args ?? 'null');
     assert.deepEqual(command, ['serve']);
     const exposed = final.filter((instruction) => instruction.keyword === 'EXPOSE').flatMap((instruction) => instruction.args.split(' '));
@@ -141,17 +128,12 @@ describe('.dockerignore', () => {
 describe('the bundle the Dockerfile builds', () => {
   const out = repoPath('.tmp', `image-test-${process.pid}`);
   after(() => rmSync(out, { recursive: true, force: true }));
-  const build = dockerfile.find((instruction) => instruction.keyword === 'RUN' && instruction.args.includes('esbuild'));
   let bundled: { status: number | null; stderr: string } | undefined;
   const bundle = (): string => {
     const outfile = join(out, 'shortcut-webhook.mjs');
     if (bundled === undefined) {
       mkdirSync(out, { recursive: true });
-      const command = (build?.args ?? '').replace('--outfile=dist/shortcut-webhook.mjs', `--outfile=${outfile}`);
-      assert.ok(command.includes(outfile), 'the build step writes dist/shortcut-webhook.mjs');
-      // Docker runs RUN lines with /bin/sh -c in WORKDIR, which holds a copy of this checkout.
-      const result = spawnSync('/bin/sh', ['-c', command], { cwd: repoRoot, encoding: 'utf8' });
-      bundled = { status: result.status, stderr: result.stderr };
+      bundled = buildImageBundle(outfile, dockerfile);
     }
     assert.equal(bundled.status, 0, bundled.stderr);
     return outfile;
