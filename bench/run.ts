@@ -19,6 +19,7 @@ interface AdmissionResult {
   readonly https1: Latency; readonly http2: Latency; readonly bareHttps: Latency; readonly ratio: number;
   readonly roundRatios: readonly number[]; readonly bodyBytes: number; readonly answerBytes: number;
   readonly patchOperations: number; readonly webhookRssMB: number; readonly bareRssMB: number;
+  readonly webhookNodeFlags: readonly string[];
 }
 interface ControllerResult {
   readonly slices: number; readonly convergeSeconds: number; readonly writes: number; readonly changed: number;
@@ -89,6 +90,7 @@ const rows: [string, string, string][] = [
   ['snapshot', `  local leaf: ${mesh.localFccs} FCCs, ${mesh.localPairs} usable pairs; decode ${n(timeMedian('decodeMs'), 2)} ms, statesFor ${n(timeMedian('statesForMs'), 2)} ms`, ''],
   ['snapshot', 'RSS with the view built (bundle, as the image runs)', `${n(results.snapshot.rssMB, 1)} MB`],
   ['snapshot', `  node alone ${n(rssMedian('baselineRssMB'), 1)} MB, live heap ${n(rssMedian('heapUsedMB'), 1)} MB; under tsx ${n(underTsx.rssMB, 1)} MB; after the 26-rebuild loop ${n(timeMedian('loopRssMB'), 1)} MB`, ''],
+  ['admission', `webhook as the image runs it: node ${admission.webhookNodeFlags.join(' ')} (bundle)`, ''],
   ['admission', 'webhook, HTTP/1.1, 4 keep-alive connections', latency(admission.https1)],
   ['admission', 'webhook, HTTP/2, 1 session, 4 concurrent streams', latency(admission.http2)],
   ['admission', 'bare node:https, HTTP/1.1, 4 connections', latency(admission.bareHttps)],
