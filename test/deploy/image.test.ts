@@ -84,9 +84,9 @@ describe('the Dockerfile', () => {
 
   test('starts the bundle with `serve` by default and exposes the webhook and ops ports', () => {
     const entrypoint: unknown = JSON.parse(final.find((instruction) => instruction.keyword === 'ENTRYPOINT')?.args ?? 'null');
-    assert.deepEqual(entrypoint, ['node', '--enable-source-maps', '--max-semi-space-size=4', 'dist/shortcut-webhook.mjs']);
+    assert.deepEqual(entrypoint, ['node', '--enable-source-maps', '--single-threaded-gc', '--max-semi-space-size=4', 'dist/shortcut-webhook.mjs']);
     // The admission benchmark starts the webhook with the same flags, read from here.
-    assert.deepEqual(entrypointNodeFlags(), ['--enable-source-maps', '--max-semi-space-size=4']);
+    assert.deepEqual(entrypointNodeFlags(), ['--enable-source-maps', '--single-threaded-gc', '--max-semi-space-size=4']);
     const command: unknown = JSON.parse(final.find((instruction) => instruction.keyword === 'CMD')?.args ?? 'null');
     assert.deepEqual(command, ['serve']);
     const exposed = final.filter((instruction) => instruction.keyword === 'EXPOSE').flatMap((instruction) => instruction.args.split(' '));
