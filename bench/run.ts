@@ -8,7 +8,10 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { median, progress, round, runSection } from './stats.ts';
 
-interface Latency { readonly rps: number; readonly p50Ms: number; readonly p99Ms: number; readonly rounds: readonly number[] }
+interface Latency {
+  readonly rps: number; readonly p50Ms: number; readonly p99Ms: number; readonly rounds: readonly number[];
+  readonly p99Rounds: readonly number[]; readonly p99PooledMs: number;
+}
 interface RewriteResult {
   readonly addressesPerSecond: number; readonly addressesPerSecondApplyRewrite: number;
   readonly pairScaling: Readonly<Record<'1' | '100' | '10000', number>>;
@@ -80,6 +83,7 @@ function pick(latency: Latency): { rps: number; p50Ms: number; p99Ms: number } {
 
 const n = (value: number, digits = 0) => value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const latency = (l: Latency) => `${n(l.rps)} rps, p50 ${n(l.p50Ms, 2)} ms, p99 ${n(l.p99Ms, 2)} ms  (rounds ${l.rounds.map((r) => n(r)).join(', ')})`;
+const tail = (l: Latency) => `  p99 by round ${l.p99Rounds.map((p) => n(p, 2)).join(', ')} ms; all rounds pooled ${n(l.p99PooledMs, 2)} ms`;
 const scaling = rewrite.pairScaling['10000'] / rewrite.pairScaling['1'];
 const rows: [string, string, string][] = [
   ['rewrite', 'addresses/s, rewriteEndpointSlice + patchFor', n(rewrite.addressesPerSecond)],
@@ -92,8 +96,10 @@ const rows: [string, string, string][] = [
   ['snapshot', `  node alone ${n(rssMedian('baselineRssMB'), 1)} MB, live heap ${n(rssMedian('heapUsedMB'), 1)} MB; under tsx ${n(underTsx.rssMB, 1)} MB; after the 26-rebuild loop ${n(timeMedian('loopRssMB'), 1)} MB`, ''],
   ['admission', `webhook as the image runs it: node ${admission.webhookNodeFlags.join(' ')} (bundle)`, ''],
   ['admission', 'webhook, HTTP/1.1, 4 keep-alive connections', latency(admission.https1)],
+  ['admission', tail(admission.https1), ''],
   ['admission', 'webhook, HTTP/2, 1 session, 4 concurrent streams', latency(admission.http2)],
   ['admission', 'bare node:https, HTTP/1.1, 4 connections', latency(admission.bareHttps)],
+  ['admission', tail(admission.bareHttps), ''],
   ['admission', 'ratio webhook/bare https1 (median of rounds)', `${n(admission.ratio, 3)}  (rounds ${admission.roundRatios.map((r) => n(r, 2)).join(', ')})`],
   ['admission', `  review ${n(admission.bodyBytes)} B, answer ${n(admission.answerBytes)} B, ${admission.patchOperations} patch ops; RSS webhook ${n(admission.webhookRssMB)} MB, bare ${n(admission.bareRssMB)} MB`, ''],
   ['controller', 'slices stored / changed by the flip / PATCH requests (failed)', `${n(controller.slices)} / ${n(controller.changed)} / ${n(controller.writes)} (${controller.failedWrites})`],
