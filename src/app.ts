@@ -45,7 +45,8 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
     loggerInstance: logger,
     // Reviews are logged once, with their outcome, by the route; fastify's per-request lines would double them.
     logController: new LogController({ disableRequestLogging: true }),
-    // Nothing logs through request.log, so no pino child per request: its bindings would never be printed.
+    // No pino child per request: the route logs through its own logger, with the review's uid. Fastify's own rare
+    // per-request lines (a request timeout, a 503 while closing) then carry no reqId.
     childLoggerFactory: (logger) => logger,
     bodyLimit: MAX_BODY_BYTES,
     requestTimeout: 30_000,

@@ -53,9 +53,11 @@ export function patchJson(rewrite: SliceRewrite): string {
 
 /**
  * The base64 of `patchJson`, as an AdmissionReview carries it. The text is ASCII by construction (addresses, digits,
- * the webhook's own annotation keys, values made of addresses), and for ASCII btoa's Latin-1 is UTF-8; it is four
- * times as fast as going through a Buffer.
+ * the webhook's own annotation keys, values made of addresses), and for ASCII btoa's Latin-1 is UTF-8 and four times
+ * as fast as a Buffer. Checked rather than trusted (its UTF-8 length is its length only if it is ASCII, 0.5 µs): a
+ * future change that let another character in would otherwise make btoa throw, or encode it wrongly without a word.
  */
 export function encodedPatch(rewrite: SliceRewrite): string {
-  return btoa(patchJson(rewrite));
+  const text = patchJson(rewrite);
+  return Buffer.byteLength(text) === text.length ? btoa(text) : Buffer.from(text).toString('base64');
 }

@@ -1,18 +1,17 @@
 // The closed set of answers a review can get, and the one place that turns them into AdmissionReview JSON.
 import type { SliceRewrite } from '../core/rewrite.ts';
-import { encodedPatch } from './patch.ts';
 import type { AdmissionRequest } from './review.ts';
 
 export type ReviewOutcome =
-  /** The patch is made from the rewrite when it is sent: `encodedPatch` for the answer, `patchFor` for people. */
-  | { readonly kind: 'patched'; readonly rewrite: SliceRewrite }
+  /** `patch` is what the answer carries (`encodedPatch`); `patchFor(rewrite)` gives the operations, for people. */
+  | { readonly kind: 'patched'; readonly rewrite: SliceRewrite; readonly patch: string }
   | { readonly kind: 'unchanged'; readonly rewrite: SliceRewrite }
   | { readonly kind: 'skipped'; readonly reason: string; readonly detail: string }
   /** Something broke inside the webhook: the write goes through untouched, the error is logged and counted. */
   | { readonly kind: 'error'; readonly error: unknown };
 
 export const Outcome = {
-  patched: (rewrite: SliceRewrite): ReviewOutcome => ({ kind: 'patched', rewrite }),
+  patched: (rewrite: SliceRewrite, patch: string): ReviewOutcome => ({ kind: 'patched', rewrite, patch }),
   unchanged: (rewrite: SliceRewrite): ReviewOutcome => ({ kind: 'unchanged', rewrite }),
   skipped: (reason: string, detail: string): ReviewOutcome => ({ kind: 'skipped', reason, detail }),
   errored: (error: unknown): ReviewOutcome => ({ kind: 'error', error }),
@@ -40,7 +39,7 @@ export function admissionResponse(request: Pick<AdmissionRequest, 'apiVersion' |
     response: {
       ...base.response,
       patchType: 'JSONPatch',
-      patch: encodedPatch(outcome.rewrite),
+      patch: outcome.patch,
     },
   };
 }

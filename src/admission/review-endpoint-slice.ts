@@ -2,6 +2,7 @@
 import { asEndpointSlice, ENDPOINT_SLICE_KIND, isSkip } from '../core/endpoint-slice.ts';
 import { isUnchanged, rewriteEndpointSlice, type TraceObserver } from '../core/rewrite.ts';
 import type { Snapshot } from '../core/snapshot.ts';
+import { encodedPatch } from './patch.ts';
 import { Outcome, type ReviewOutcome } from './responses.ts';
 import type { AdmissionRequest } from './review.ts';
 
@@ -27,5 +28,6 @@ export function reviewEndpointSlice(request: AdmissionRequest, snapshot: Snapsho
   const object = kind === undefined ? request.object : asEndpointSlice(request.object);
   const rewrite = rewriteEndpointSlice(object, snapshot, options, options.observe);
   if (isSkip(rewrite)) return Outcome.skipped(rewrite.skip, rewrite.detail);
-  return isUnchanged(rewrite) ? Outcome.unchanged(rewrite) : Outcome.patched(rewrite);
+  // The patch is made here, inside the route's error handling: a failure to make it is an allowed write, not a 500.
+  return isUnchanged(rewrite) ? Outcome.unchanged(rewrite) : Outcome.patched(rewrite, encodedPatch(rewrite));
 }

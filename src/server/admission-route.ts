@@ -57,7 +57,7 @@ function deadline(elapsedMs: number, budget: number | undefined): ReviewOutcome 
   return Outcome.skipped('deadline', `${elapsedMs.toFixed(0)} ms of a ${budget / DEADLINE_SHARE} ms timeout spent`);
 }
 
-const NOT_SYNCED = Outcome.skipped('view-not-synced', 'the shortcut view has not synced yet');
+const NOT_SYNCED = Object.freeze(Outcome.skipped('view-not-synced', 'the shortcut view has not synced yet'));
 
 function review(request: AdmissionRequest, options: AdmissionRouteOptions): ReviewOutcome {
   try {

@@ -1,0 +1,33 @@
+// The answer's patch encoding: exactly the base64 of the operations' JSON, whatever text reaches it.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { encodedPatch, patchFor, patchJson } from '../../src/admission/patch.ts';
+import { isSkip, readReflectedSlice } from '../../src/core/endpoint-slice.ts';
+import type { SliceRewrite } from '../../src/core/rewrite.ts';
+import { sliceObject } from '../support/builders.ts';
+
+function rewriteWith(to: string, annotation: string): SliceRewrite {
+  const slice = readReflectedSlice(sliceObject({ annotations: { keep: 'x' } }));
+  assert.ok(!isSkip(slice));
+  return {
+    slice,
+    edits: [{ endpoint: 0, address: 0, from: '10.63.0.151', to, kind: 'rewritten' }],
+    annotations: [{ key: 'liqo.io/shortcut-addresses', value: annotation }],
+  };
+}
+
+test('ASCII text takes the fast path and is the UTF-8 base64 of the operations JSON', () => {
+  const rewrite = rewriteWith('10.61.0.151', '10.61.0.151');
+  const json = JSON.stringify(patchFor(rewrite));
+  assert.equal(patchJson(rewrite), json);
+  assert.equal(encodedPatch(rewrite), Buffer.from(json, 'utf8').toString('base64'));
+});
+
+test('a character outside ASCII, which the rewrite never produces today, is still encoded as UTF-8', () => {
+  for (const annotation of ['é', '😀', '\u00ff', '\u0100']) {
+    const rewrite = rewriteWith('10.61.0.151', `10.61.0.151,${annotation}`);
+    const json = JSON.stringify(patchFor(rewrite));
+    assert.equal(encodedPatch(rewrite), Buffer.from(json, 'utf8').toString('base64'), annotation);
+    assert.deepEqual(JSON.parse(Buffer.from(encodedPatch(rewrite), 'base64').toString('utf8')), patchFor(rewrite));
+  }
+});
