@@ -32,7 +32,8 @@ export interface ReconcilerOptions {
   readonly maxConcurrentWrites?: number;
   readonly maxWritesPerSecond?: number;
   readonly pageSize?: number;
-  readonly backoff?: BackoffOptions;
+  /** Retry delays after a failed pass; a Backoff instance lets a test see its attempts. */
+  readonly backoff?: BackoffOptions | Backoff;
   /** Only the leader writes; every replica may still run, correctness does not depend on it. */
   readonly isLeader?: () => boolean;
 }
@@ -66,7 +67,7 @@ export class SliceReconciler {
   constructor(private readonly options: ReconcilerOptions) {
     this.api = options.config.makeApiClient(CustomObjectsApi);
     this.bucket = new TokenBucket(options.maxWritesPerSecond ?? 500);
-    this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
+    this.backoff = options.backoff instanceof Backoff ? options.backoff : new Backoff(options.backoff ?? DEFAULT_BACKOFF);
   }
 
   start(): void {
@@ -137,13 +138,14 @@ export class SliceReconciler {
         if (inFlight.size >= limit) await Promise.race(inFlight);
       }
       await Promise.all(inFlight);
-      this.backoff.reset();
     } catch (error) {
       this.count(results, 'error');
       this.options.logger.warn({ err: describeError(error) }, 'reconcile pass failed, retrying');
-      this.retryLater();
     }
-    if (results.error > 0 && results.patched + results.unchanged > 0) this.retryLater();
+    // One decision per pass, so the delay grows while passes keep failing (a write refused 403 on every pass would
+    // otherwise relist everything twice a second) and starts over after a clean one.
+    if (results.error > 0) this.retryLater();
+    else this.backoff.reset();
     const summary = { listed, results };
     this.passes.push(summary);
     if (this.passes.length > 20) this.passes.shift();

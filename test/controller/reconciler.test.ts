@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { Backoff } from '../../src/backoff.ts';
 import { planSlice } from '../../src/controller/plan.ts';
 import { httpStatus } from '../../src/kube/client.ts';
 import { SliceReconciler } from '../../src/controller/reconciler.ts';
@@ -28,7 +29,7 @@ const SLICE = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', namesp
 
 async function withController(
   slices: readonly SliceSpec[], fccs: readonly ForeignClusterConnection[], run: (context: Context) => Promise<void>,
-  options: { pageSize?: number; maxWritesPerSecond?: number } = {},
+  options: { pageSize?: number; maxWritesPerSecond?: number; backoff?: Backoff } = {},
 ): Promise<void> {
   const store = new SnapshotStore();
   const server = await startKubeApiServer({ mutate: webhookHook(store) });
@@ -168,6 +169,20 @@ test('an API outage fails the pass, and it is retried after recovery', async () 
     server.setAvailable(true);
     await waitFor(() => JSON.stringify(addresses('web')) === '[["10.61.0.7"]]', { description: 'converged after recovery' });
   });
+});
+
+test('a write refused on every pass is retried with a growing delay, which a clean pass resets', async () => {
+  const backoff = new Backoff({ initialMs: 5, maxMs: 40 });
+  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc({ connected: false })], async ({ server, store, reconciler, addresses }) => {
+    await waitFor(() => passes(reconciler) >= 1);
+    server.failNext({ method: 'PATCH', pathIncludes: '/web', count: 4 }, 403);
+    store.publishFccs([fcc()]);
+    // Every pass of those four wrote nothing and failed: each must ask for a longer delay than the last, not start over.
+    await waitFor(() => reconciler.passes.filter((p) => p.results.error > 0).length >= 3, { description: 'three failed passes' });
+    assert.ok(backoff.attempts >= 3, `${backoff.attempts} attempts after three failed passes`);
+    await waitFor(() => JSON.stringify(addresses('web')) === '[["10.61.0.7"]]', { description: 'converged once the API accepts' });
+    await waitFor(() => backoff.attempts === 0, { description: 'the clean pass resets the backoff' });
+  }, { backoff });
 });
 
 test('a flapping shortcut makes few passes, and the slices end in the last state', async () => {
