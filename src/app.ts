@@ -7,6 +7,7 @@ import type { Logger } from './log.ts';
 import { admissionRoute, type AdmissionRouteOptions, type AnyFastify } from './server/admission-route.ts';
 import { opsRoutes, type OpsRouteOptions } from './server/ops-routes.ts';
 import type { TlsMaterial } from './tls.ts';
+import { errorMessage } from './errors.ts';
 
 /**
  * The API server caps a request at 3 MiB, so a review carries at most object + oldObject (6 MiB) plus its
@@ -61,7 +62,7 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
     try {
       done(null, typeof body === 'string' ? JSON.parse(body) : parseReviewJson(body));
     } catch (error) {
-      done(Object.assign(new Error(`body is not valid JSON: ${error instanceof Error ? error.message : String(error)}`), { statusCode: 400 }), undefined);
+      done(Object.assign(new Error(`body is not valid JSON: ${errorMessage(error)}`), { statusCode: 400 }), undefined);
     }
   });
   app.setErrorHandler((error: FastifyError, _request, reply) => {

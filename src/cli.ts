@@ -6,6 +6,7 @@ import {
 } from './config.ts';
 import { buildSnapshot } from './core/snapshot.ts';
 import { parseDocuments } from './documents.ts';
+import { errorMessage } from './errors.ts';
 import { explain } from './explain.ts';
 import { rewriteDocuments, type DocumentResult } from './offline.ts';
 import { loadShortcutFiles } from './view/shortcut-files.ts';
@@ -96,7 +97,7 @@ export async function runRewrite(config: RewriteConfig, io: Io): Promise<number>
   try {
     text = await readInput(config.input, io.stdin);
   } catch (error) {
-    return fail(`cannot read ${origin}: ${error instanceof Error ? error.message : String(error)}`);
+    return fail(`cannot read ${origin}: ${errorMessage(error)}`);
   }
   const documents = parseDocuments(text, origin);
   if (!documents.ok) return fail(documents.message);

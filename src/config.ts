@@ -2,6 +2,7 @@
 // readable error (a UsageError: exit code 2). Flags win over SHORTCUT_WEBHOOK_* variables.
 import { parseArgs } from 'node:util';
 import { parseDuration } from './duration.ts';
+import { errorMessage } from './errors.ts';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -110,7 +111,7 @@ function readFlags(flags: FlagTable, argv: readonly string[], env: NodeJS.Proces
   try {
     parsed = parseArgs({ args: [...argv], options: flags, strict: true, allowPositionals: true });
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+    throw new UsageError(errorMessage(error));
   }
   const values = new Map<string, Value>();
   for (const [flag, value] of Object.entries(parsed.values)) if (value !== undefined) values.set(flag, value);

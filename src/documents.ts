@@ -1,5 +1,6 @@
 // YAML or JSON text → documents, each named by origin and position so that every error can say where it is.
 import { parseAllDocuments } from 'yaml';
+import { errorMessage } from './errors.ts';
 
 export interface Document {
   /** `file.yaml#2`, `stdin#1`: what messages call this document (1-based, as people count). */
@@ -49,7 +50,7 @@ export function parseDocuments(text: string, origin: string): ParsedDocuments {
       try {
         documents.push({ name: `${origin}#${i + 1}`, value: JSON.parse(value) });
       } catch (error) {
-        return { ok: false, message: `${origin}#${i + 1}: ${error instanceof Error ? error.message : String(error)}` };
+        return { ok: false, message: `${origin}#${i + 1}: ${errorMessage(error)}` };
       }
     }
     return { ok: true, documents };
@@ -65,7 +66,7 @@ export function parseDocuments(text: string, origin: string): ParsedDocuments {
     try {
       documents.push({ name, value: document.toJS({ maxAliasCount: 100 }) });
     } catch (error) {
-      return { ok: false, message: `${name}: ${error instanceof Error ? error.message : String(error)}` };
+      return { ok: false, message: `${name}: ${errorMessage(error)}` };
     }
   }
   return { ok: true, documents };

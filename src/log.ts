@@ -14,10 +14,6 @@ export function createLogger(level: LogLevel, destination?: NodeJS.WritableStrea
   }, destination ?? process.stdout);
 }
 
-export function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** The first few changes: a slice of a thousand endpoints must not become a log line of megabytes. */
 export function describeEdits(edits: readonly AddressEdit[], shown = 10): string[] {
   const lines = edits.slice(0, shown).map((edit) => `${edit.from}->${edit.to}`);

@@ -4,7 +4,8 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { errorMessage, type Logger } from './log.ts';
+import { errorMessage } from './errors.ts';
+import type { Logger } from './log.ts';
 import { SerialTask } from './serial-task.ts';
 import { watchPaths, type PathWatch } from './watch-paths.ts';
 

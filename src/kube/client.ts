@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { delimiter } from 'node:path';
 import { ApiException, KubeConfig } from '@kubernetes/client-node';
 import { isObject, objectAt, stringField } from '../core/json.ts';
+import { errorMessage } from '../errors.ts';
 
 export interface KubeAccess {
   readonly config: KubeConfig;
@@ -58,7 +59,7 @@ export function describeError(error: unknown): string {
     }
     return `HTTP ${status}${message ? `: ${message}` : ''}`;
   }
-  const text = error instanceof Error ? error.message : String(error);
+  const text = errorMessage(error);
   return status === undefined ? text : `HTTP ${status}: ${text}`;
 }
 

@@ -18,7 +18,8 @@ import { reviewEndpointSlice } from '../admission/review-endpoint-slice.ts';
 import { decodeReview, type AdmissionRequest } from '../admission/review.ts';
 import { sliceName } from '../core/endpoint-slice.ts';
 import { parseDuration } from '../duration.ts';
-import { describeEdits, errorMessage, type Logger } from '../log.ts';
+import { errorMessage } from '../errors.ts';
+import { describeEdits, type Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { ShortcutView } from '../view/shortcut-view.ts';
 

@@ -2,6 +2,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseDocuments, type Document } from '../documents.ts';
+import { errorMessage } from '../errors.ts';
 import { fccsFromDocuments, type FccDocuments } from './fcc-documents.ts';
 
 const DOCUMENT_FILE = /\.(ya?ml|json)$/i;
@@ -14,10 +15,6 @@ export interface ShortcutFiles extends FccDocuments {
 }
 
 export type LoadedShortcutFiles = { readonly ok: true; readonly value: ShortcutFiles } | { readonly ok: false; readonly message: string };
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 /**
  * Folders are read in name order, skipping dot entries: a mounted ConfigMap or Secret keeps each file once as
@@ -51,7 +48,7 @@ export async function readShortcutTexts(paths: readonly string[]): Promise<ReadS
     try {
       names.push(...await filesUnder(path));
     } catch (error) {
-      return { ok: false, message: `cannot read shortcuts ${path}: ${describe(error)}` };
+      return { ok: false, message: `cannot read shortcuts ${path}: ${errorMessage(error)}` };
     }
   }
   const files: { file: string; text: string }[] = [];
@@ -59,7 +56,7 @@ export async function readShortcutTexts(paths: readonly string[]): Promise<ReadS
     try {
       files.push({ file, text: await readFile(file, 'utf8') });
     } catch (error) {
-      return { ok: false, message: `cannot read shortcuts ${file}: ${describe(error)}` };
+      return { ok: false, message: `cannot read shortcuts ${file}: ${errorMessage(error)}` };
     }
   }
   return { ok: true, value: { files, fingerprint: files.map(({ file, text }) => `${file}\0${text}`).join('\0') } };
