@@ -52,8 +52,10 @@ export type TraceObserver = (trace: AddressTrace) => void;
  * Entries of the original-addresses annotation that are safe to use: string to a canonical address of the slice's
  * family. Anything else (bad JSON, arrays, numbers, other families) is dropped entry by entry.
  */
-function readOriginals<V extends number | bigint>(codec: AddressCodec<V>, text: Json | undefined): ReadonlyMap<string, string> {
-  const originals = new Map<string, string>();
+function readOriginals<V extends number | bigint>(
+  codec: AddressCodec<V>, text: Json | undefined,
+): ReadonlyMap<string, { readonly text: string; readonly value: V }> {
+  const originals = new Map<string, { readonly text: string; readonly value: V }>();
   if (typeof text !== 'string' || text === '') return originals;
   let parsed: unknown;
   try {
@@ -64,7 +66,10 @@ function readOriginals<V extends number | bigint>(codec: AddressCodec<V>, text: 
   if (!isObject(parsed)) return originals;
   for (const key of Object.keys(parsed)) {
     const value = parsed[key];
-    if (typeof value === 'string' && codec.parseCanonical(value) !== undefined) originals.set(key, value);
+    if (typeof value !== 'string') continue;
+    // Kept with its parsed value: the rewrite needs both, and parsing IPv6 text is not cheap.
+    const parsedValue = codec.parseCanonical(value);
+    if (parsedValue !== undefined) originals.set(key, { text: value, value: parsedValue });
   }
   return originals;
 }
@@ -146,8 +151,8 @@ function rewriteFamily<V extends number | bigint>(
       }
       // A fresh slice has no originals: no lookup, which would hash every address text for nothing.
       const original = originals.size === 0 ? undefined : originals.get(input);
-      const base = original ?? input;
-      const baseValue = original === undefined ? inputValue : (codec.parseCanonical(original) ?? inputValue);
+      const base = original?.text ?? input;
+      const baseValue = original?.value ?? inputValue;
       const remapped = index.remap(baseValue);
       const outputValue = remapped ?? baseValue;
       const output = outputValue === baseValue ? base : codec.format(outputValue);

@@ -4,7 +4,6 @@ import { indexPairs, type PairIndex } from './pair-index.ts';
 import { evaluatePairs, notThisCluster, type PairState, type ShortcutPair, type TunnelStates } from './pairs.ts';
 
 export interface ClusterView {
-  readonly clusterId: string;
   /** One state per FCC that names this cluster. */
   readonly states: readonly PairState[];
   readonly pairs: readonly ShortcutPair[];
@@ -15,7 +14,6 @@ export interface Snapshot {
   /** Grows by one with every rebuild, so logs and `/debug/pairs` can say which view answered. */
   readonly version: number;
   readonly fccs: readonly ForeignClusterConnection[];
-  readonly tunnels: TunnelStates;
   /** Every cluster ID named by some FCC, sorted. */
   readonly clusterIds: readonly string[];
   forCluster(clusterId: string): ClusterView;
@@ -33,6 +31,9 @@ function byRef(a: ForeignClusterConnection, b: ForeignClusterConnection): number
   return a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0;
 }
 
+/** The view of a cluster no FCC names: no states, no pairs. */
+const EMPTY_VIEW: ClusterView = Object.freeze({ states: Object.freeze([]), pairs: Object.freeze([]), index: indexPairs([]) });
+
 export function buildSnapshot(input: SnapshotInput): Snapshot {
   const fccs = Object.freeze([...input.fccs].sort(byRef));
   const tunnels: TunnelStates = new Map(input.tunnels ?? []);
@@ -47,23 +48,23 @@ export function buildSnapshot(input: SnapshotInput): Snapshot {
     file(fcc.clusterA, fcc);
     if (fcc.clusterB !== fcc.clusterA) file(fcc.clusterB, fcc);
   }
-  // Only IDs named by an FCC are remembered: slice labels are not trusted to bound the memory.
+  // Only IDs named by an FCC get a view of their own, made on first use: slice labels are not trusted to bound the
+  // memory. Every other ID shares the empty view, made once rather than on every review.
   const views = new Map<string, ClusterView>();
-  const evaluate = (clusterId: string): ClusterView => {
-    const { states, pairs } = evaluatePairs(byCluster.get(clusterId) ?? [], clusterId, tunnels);
-    return Object.freeze({ clusterId, states: Object.freeze(states), pairs, index: indexPairs(pairs) });
-  };
   const forCluster = (clusterId: string): ClusterView => {
-    const known = views.get(clusterId);
-    if (known !== undefined) return known;
-    const view = evaluate(clusterId);
-    if (byCluster.has(clusterId)) views.set(clusterId, view);
+    const named = byCluster.get(clusterId);
+    if (named === undefined) return EMPTY_VIEW;
+    let view = views.get(clusterId);
+    if (view === undefined) {
+      const { states, pairs } = evaluatePairs(named, clusterId, tunnels);
+      view = Object.freeze({ states: Object.freeze(states), pairs, index: indexPairs(pairs) });
+      views.set(clusterId, view);
+    }
     return view;
   };
   return Object.freeze({
     version: input.version,
     fccs,
-    tunnels,
     clusterIds: Object.freeze([...byCluster.keys()].sort()),
     forCluster,
     statesFor(clusterId: string): readonly PairState[] {
