@@ -58,9 +58,9 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
   // with Object.hasOwn), so the default parser's prototype-poisoning scan would only turn legitimate `__proto__` keys
   // into refusals.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body: Buffer, done) => {
     try {
-      done(null, typeof body === 'string' ? JSON.parse(body) : parseReviewJson(body));
+      done(null, parseReviewJson(body));
     } catch (error) {
       done(Object.assign(new Error(`body is not valid JSON: ${errorMessage(error)}`), { statusCode: 400 }), undefined);
     }

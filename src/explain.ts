@@ -1,6 +1,7 @@
 // `rewrite --explain`: plain-text tables a person reads next to `kubectl get`, one per slice, then FCC states.
 import { containsAddress } from './core/cidr.ts';
 import type { ForeignClusterConnection } from './core/fcc.ts';
+import { localClusters } from './core/local-clusters.ts';
 import { hubPrefixFor, type PairState } from './core/pairs.ts';
 import type { AddressTrace } from './core/rewrite.ts';
 import type { Snapshot } from './core/snapshot.ts';
@@ -71,7 +72,7 @@ export function explain(results: readonly DocumentResult[], snapshot: Snapshot, 
         slice.traces.map((trace) => traceRow(trace, snapshot, fccs, cluster))));
     }
   }
-  if (clusters.length === 0) clusters.push(...(clusterId !== undefined ? [clusterId] : snapshot.clusterIds));
+  if (clusters.length === 0) clusters.push(...localClusters(snapshot, clusterId));
   for (const cluster of clusters) {
     lines.push('', `FCC states for cluster ${cluster}:`, ...stateTable(snapshot.statesFor(cluster)));
   }

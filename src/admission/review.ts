@@ -12,8 +12,6 @@ export interface AdmissionRequest {
   readonly uid: string;
   readonly kind: GroupVersionKind | undefined;
   readonly operation: string;
-  readonly namespace: string | undefined;
-  readonly name: string | undefined;
   readonly dryRun: boolean;
   /** The object exactly as the API server sent it: the patch is computed against this. */
   readonly object: Json | undefined;
@@ -57,8 +55,6 @@ export function decodeReview(body: unknown): DecodedReview {
       uid,
       kind: groupVersionKind(objectField(request, 'kind')),
       operation,
-      namespace: stringField(request, 'namespace'),
-      name: stringField(request, 'name'),
       dryRun: field(request, 'dryRun') === true,
       object: field(request, 'object'),
     },

@@ -3,7 +3,6 @@ import { field, isObject, objectAt, stringField, type JsonObject } from './json.
 
 export const FCC_GROUP = 'networking.liqo.io';
 export const FCC_VERSION = 'v1beta1';
-export const FCC_API_VERSION = `${FCC_GROUP}/${FCC_VERSION}`;
 export const FCC_KIND = 'ForeignClusterConnection';
 export const FCC_PLURAL = 'foreignclusterconnections';
 

@@ -1,5 +1,5 @@
 // What changed between two evaluations of one cluster's FCCs: logged once per change, and the controller's trigger.
-import type { PairState } from './pairs.ts';
+import { pairKey, type PairState } from './pairs.ts';
 import type { ClusterView } from './snapshot.ts';
 
 export interface PairChange {
@@ -32,5 +32,5 @@ export function pairChanges(before: readonly PairState[], after: readonly PairSt
 
 /** The usable rules of a cluster as one string: equal strings, equal rewrites. */
 export function pairSignature(view: ClusterView): string {
-  return view.pairs.map((pair) => `${pair.hubPrefix.text}>${pair.shortcutPrefix.text}`).sort().join(',');
+  return view.pairs.map(pairKey).sort().join(',');
 }

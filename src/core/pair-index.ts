@@ -25,7 +25,6 @@ export interface FamilyIndex<V extends number | bigint> {
 }
 
 export interface PairIndex {
-  readonly size: number;
   readonly ipv4: FamilyIndex<number>;
   readonly ipv6: FamilyIndex<bigint>;
 }
@@ -156,5 +155,5 @@ export function indexPairs(pairs: readonly ShortcutPair[]): PairIndex {
     if (source.family === 'IPv4' && target.family === 'IPv4') v4.push({ source, target, pair });
     else if (source.family === 'IPv6' && target.family === 'IPv6') v6.push({ source, target, pair });
   }
-  return { size: pairs.length, ipv4: ipv4Index(v4), ipv6: ipv6Index(v6) };
+  return { ipv4: ipv4Index(v4), ipv6: ipv6Index(v6) };
 }

@@ -85,7 +85,7 @@ function isCandidate(value: PairState | Candidate): value is Candidate {
 }
 
 /** Canonical texts identify a pair: two FCCs with the same source and target give one rule. */
-function pairKey(pair: ShortcutPair): string {
+export function pairKey(pair: ShortcutPair): string {
   return `${pair.hubPrefix.text}>${pair.shortcutPrefix.text}`;
 }
 
