@@ -45,6 +45,9 @@ export class FileShortcutSource {
     const texts = await readShortcutTexts(this.options.paths);
     // The same text as last time is the same view: no parse (a view of thousands of FCCs is megabytes of YAML).
     if (texts.ok && texts.value.fingerprint === this.fingerprint) {
+      // Back to the good text after a broken edit: the same broken edit again must be reported again.
+      this.brokenFingerprint = undefined;
+      this.lastError = '';
       store.confirm();
       return;
     }

@@ -1,11 +1,12 @@
 // --shortcuts as a live source: edits, atomic renames and broken edits.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { stringify } from 'yaml';
-import { createLogger } from '../../src/log.ts';
+import { createLogger, type Logger } from '../../src/log.ts';
 import { FileShortcutSource } from '../../src/view/file-source.ts';
 import { SnapshotStore } from '../../src/view/shortcut-view.ts';
 import { fccObject } from '../support/builders.ts';
@@ -18,14 +19,14 @@ interface Running { readonly dir: string; readonly store: SnapshotStore; readonl
  * after `body`, however it ends.
  */
 async function withFileSource(
-  options: { paths: (dir: string) => string[]; prepare?: (dir: string) => void; pollIntervalMs?: number },
+  options: { paths: (dir: string) => string[]; prepare?: (dir: string) => void; pollIntervalMs?: number; logger?: Logger },
   body: (running: Running) => Promise<void>,
 ): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'shortcut-files-'));
   options.prepare?.(dir);
   const store = new SnapshotStore();
   const source = new FileShortcutSource({
-    paths: options.paths(dir), store, logger: createLogger('silent'), pollIntervalMs: options.pollIntervalMs ?? 25,
+    paths: options.paths(dir), store, logger: options.logger ?? createLogger('silent'), pollIntervalMs: options.pollIntervalMs ?? 25,
   });
   await source.start();
   try {
@@ -86,5 +87,19 @@ test('an unchanged file does not rebuild the snapshot', async () => {
     await source.reload();
     await source.reload();
     assert.equal(store.current().version, version);
+  });
+});
+
+test('the same broken edit is reported again after the good text came back', async () => {
+  const lines: string[] = [];
+  const logger = createLogger('error', new Writable({ write(chunk, _encoding, done) { lines.push(String(chunk)); done(); } }));
+  const unreadable = () => lines.filter((line) => line.includes('shortcut files unreadable')).length;
+  await withFileSource({ paths: (dir) => [fccFile(dir)], prepare: writeFcc, pollIntervalMs: 60_000, logger }, async ({ dir, source }) => {
+    const good = stringify(fccObject());
+    for (const [text, reports] of [['spec: [\n', 1], [good, 1], ['spec: [\n', 2]] as const) {
+      writeFileSync(fccFile(dir), text);
+      await source.reload();
+      assert.equal(unreadable(), reports, `after writing ${JSON.stringify(text.slice(0, 8))}`);
+    }
   });
 });
