@@ -179,7 +179,9 @@ async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promise<numbe
       store, logger, shortcutsConfig: shortcuts.config, namespace: config.shortcutsNamespace, localConfig: local?.config,
       onRestart: () => metrics.viewWatchRestarts.inc(),
     });
-  if (shortcuts !== undefined) logger.info({ from: shortcuts.origin, namespace: config.shortcutsNamespace ?? 'all' }, 'watching ForeignClusterConnections');
+  if (source instanceof ClusterShortcutSource && shortcuts !== undefined) {
+    logger.info({ from: shortcuts.origin, namespace: config.shortcutsNamespace ?? 'all' }, 'watching ForeignClusterConnections');
+  } else logger.info({ paths: config.shortcuts }, 'reading ForeignClusterConnections from files');
   let controller: SliceReconciler | undefined;
   let elector: LeaderElector | undefined;
   if (!config.controller) logger.info('controller off (--no-controller)');
