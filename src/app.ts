@@ -6,7 +6,7 @@ import { parseReviewJson } from './server/review-json.ts';
 import type { Logger } from './log.ts';
 import { admissionRoute, type AdmissionRouteOptions, type AnyFastify } from './server/admission-route.ts';
 import { opsRoutes, type OpsRouteOptions } from './server/ops-routes.ts';
-import type { TlsMaterial } from './tls.ts';
+import { secureContextOptions, type TlsMaterial } from './tls.ts';
 import { errorMessage } from './errors.ts';
 
 /**
@@ -40,7 +40,7 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
     http2: true,
     // The API server negotiates h2 through ALPN; curl and older clients still speak HTTP/1.1.
     https: {
-      allowHTTP1: true, cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2',
+      allowHTTP1: true, ...secureContextOptions(options.tls),
       settings: { initialWindowSize: HTTP2_WINDOW_BYTES },
     },
     loggerInstance: logger,

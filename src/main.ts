@@ -16,7 +16,7 @@ import { createLogger, type Logger } from './log.ts';
 import { Metrics } from './metrics.ts';
 import { localClusters, localStates } from './core/local-clusters.ts';
 import { trackDrain } from './server/drain.ts';
-import { CertificateWatcher, type TlsFiles } from './tls.ts';
+import { CertificateWatcher, secureContextOptions, type TlsFiles } from './tls.ts';
 import { LeaderElector } from './controller/leader.ts';
 import { SliceReconciler } from './controller/reconciler.ts';
 import { loadKubeAccess, type KubeAccess } from './kube/client.ts';
@@ -149,7 +149,7 @@ async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promise<numbe
   const certificates = new CertificateWatcher({
     files: tlsFiles,
     logger,
-    onReload: (material) => webhook?.server.setSecureContext({ cert: material.cert, key: material.key, minVersion: 'TLSv1.2' }),
+    onReload: (material) => webhook?.server.setSecureContext(secureContextOptions(material)),
   });
   let tls;
   try {

@@ -18,6 +18,14 @@ export interface TlsMaterial {
 
 export interface TlsFiles { readonly cert: string; readonly key: string }
 
+/**
+ * The secure-context options the webhook serves with, at start and on every reload: one place, so a rotation can
+ * never serve with weaker settings than the start did.
+ */
+export function secureContextOptions(material: TlsMaterial): { cert: Buffer; key: Buffer; minVersion: 'TLSv1.2' } {
+  return { cert: material.cert, key: material.key, minVersion: 'TLSv1.2' };
+}
+
 /** Reads and checks one pair; the error says which file is wrong and why. */
 export async function loadTlsMaterial(files: TlsFiles): Promise<TlsMaterial> {
   const [cert, key] = await Promise.all([readFile(files.cert), readFile(files.key)]);
