@@ -218,3 +218,17 @@ test('--no-controller and its variable turn the controller off; it is on by defa
   assert.equal(parse([], { SHORTCUT_WEBHOOK_NO_CONTROLLER: 'true' }), false);
   assert.equal(parse([], { SHORTCUT_WEBHOOK_NO_CONTROLLER: 'false' }), true);
 });
+
+test('serve listens on 9443 with ops on 8080 unless told otherwise (SPEC defaults)', () => {
+  const parsed = parseCommand(['serve', '--tls-cert', 'c', '--tls-key', 'k'], {});
+  assert.ok(parsed.kind === 'serve');
+  assert.deepEqual([parsed.config.port, parsed.config.opsPort], [9443, 8080]);
+});
+
+test('--shortcuts is repeatable: every path is read', async () => {
+  const empty = join(dir, 'empty.yaml');
+  writeFileSync(empty, '');
+  const run = await runCli(['rewrite', '--shortcuts', empty, '--shortcuts', shortcuts, '--output', 'patch'], { stdin: sliceYaml });
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(JSON.parse(run.stdout)[0].value, '10.61.0.151');
+});

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { evaluatePairs, type PairState } from '../../src/core/pairs.ts';
-import { fcc } from '../support/builders.ts';
+import { decodeFcc } from '../../src/core/fcc.ts';
+import { fcc, fccObject } from '../support/builders.ts';
 
 function reasons(states: readonly PairState[]): string[] {
   return states.map((state) => (state.usable ? 'usable' : state.reason));
@@ -152,4 +153,14 @@ test('thousands of disjoint /24 pairs are all usable', () => {
     aPod: `10.${i >> 8}.${i & 255}.0/24`, aRemapped: `11.${i >> 8}.${i & 255}.0/24` }));
   const { pairs } = evaluatePairs(fccs, 'cluster2');
   assert.equal(pairs.length, 5000);
+});
+
+test('only isConnected === true counts as connected, not a truthy look-alike', () => {
+  for (const lookAlike of ['true', 1, 'True', {}]) {
+    const object = fccObject();
+    const withStatus = { ...object, status: { ...(object.status as Record<string, unknown>), isConnected: lookAlike } };
+    const decoded = decodeFcc(JSON.parse(JSON.stringify(withStatus)));
+    assert.deepEqual(reasons(evaluatePairs([decoded], 'cluster2').states), ['not-connected'], JSON.stringify(lookAlike));
+  }
+  assert.deepEqual(reasons(evaluatePairs([decodeFcc(fccObject())], 'cluster2').states), ['usable']);
 });

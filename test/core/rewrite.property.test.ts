@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import jsonpatch from 'fast-json-patch';
 import { encodedPatch, patchFor, patchJson } from '../../src/admission/patch.ts';
 import { isSkip } from '../../src/core/endpoint-slice.ts';
+import { isCanonicalAddress } from '../../src/core/ip.ts';
 import type { Json, JsonObject } from '../../src/core/json.ts';
 import { applyRewrite, rewriteEndpointSlice } from '../../src/core/rewrite.ts';
 import type { Snapshot } from '../../src/core/snapshot.ts';
@@ -128,15 +129,23 @@ test('the output keeps structure and every field but addresses and the two annot
 test('the output is a valid EndpointSlice: addresses of the slice family, annotations strings', () => {
   fc.assert(fc.property(sliceArbitrary, snapshotArbitrary, (slice, snapshot) => {
     const out = f(slice, snapshot);
-    const annotations = (out.metadata as JsonObject).annotations as JsonObject | undefined;
-    for (const value of Object.values(annotations ?? {})) assert.ok(typeof value === 'string' || typeof value === 'object');
+    const annotations = (out.metadata as JsonObject).annotations as JsonObject | null | undefined;
+    for (const value of Object.values(annotations ?? {})) assert.equal(typeof value, 'string');
+    // Every address is the one received or a canonical IPv4 address: the rewrite never writes anything else.
+    const before = (slice.endpoints as { addresses: Json[] }[]).map((endpoint) => endpoint.addresses);
+    (out.endpoints as { addresses: Json[] }[]).forEach((endpoint, e) => endpoint.addresses.forEach((address, a) => {
+      if (address !== before[e]?.[a]) assert.ok(typeof address === 'string' && isCanonicalAddress(address, 'IPv4'), String(address));
+    }));
     const flag = annotations?.['liqo.io/shortcut-addresses'];
-    if (flag !== undefined) {
-      assert.equal(typeof flag, 'string');
-      for (const a of String(flag).split(',')) assert.match(a, /^\d+\.\d+\.\d+\.\d+$/);
-    }
+    if (flag !== undefined) for (const a of String(flag).split(',')) assert.ok(isCanonicalAddress(a, 'IPv4'), a);
     const originals = annotations?.['liqo.io/shortcut-original-addresses'];
-    if (originals !== undefined) assert.equal(typeof JSON.parse(String(originals)), 'object');
+    if (originals !== undefined) {
+      const map: unknown = JSON.parse(String(originals));
+      assert.ok(typeof map === 'object' && map !== null && !Array.isArray(map), String(originals));
+      for (const [shortcut, hub] of Object.entries(map)) {
+        assert.ok(isCanonicalAddress(shortcut, 'IPv4') && typeof hub === 'string' && isCanonicalAddress(hub, 'IPv4'));
+      }
+    }
   }), { numRuns: RUNS });
 });
 

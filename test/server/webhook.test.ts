@@ -1,6 +1,6 @@
 // The webhook over real HTTPS (HTTP/1.1 and HTTP/2), with certificates made at test time by certs/make-certs.sh.
 import assert from 'node:assert/strict';
-import { connect as tlsConnect } from 'node:tls';
+import tls, { connect as tlsConnect } from 'node:tls';
 import { after, before, test } from 'node:test';
 import { Agent } from 'node:https';
 import { fcc, reviewObject, sliceObject } from '../support/builders.ts';
@@ -119,15 +119,31 @@ test('an unknown path is 404', async () => {
   assert.equal(answer.status, 404);
 });
 
-test('refuses TLS below 1.2 and accepts TLS 1.2', async () => {
-  const { port } = new URL(harness.url);
-  const handshake = (maxVersion: 'TLSv1.1' | 'TLSv1.2') => new Promise<string | null>((resolve, reject) => {
-    const socket = tlsConnect({ port: Number(port), host: '127.0.0.1', ca: harness.certs.ca, servername: 'localhost', maxVersion, minVersion: 'TLSv1' },
-      () => { resolve(socket.getProtocol()); socket.end(); });
-    socket.on('error', reject);
-  });
-  await assert.rejects(handshake('TLSv1.1'));
-  assert.equal(await handshake('TLSv1.2'), 'TLSv1.2');
+test('refuses TLS below 1.2 and accepts TLS 1.2, by its own minimum, not only OpenSSL\'s defaults', async () => {
+  // Node's defaults already refuse TLS 1.1, so they are lowered while this server is built: only the webhook's own
+  // minVersion can then refuse it.
+  const defaults = { ciphers: tls.DEFAULT_CIPHERS, min: tls.DEFAULT_MIN_VERSION };
+  tls.DEFAULT_CIPHERS = 'DEFAULT@SECLEVEL=0';
+  tls.DEFAULT_MIN_VERSION = 'TLSv1';
+  let lenient: Harness;
+  try {
+    lenient = await startHarness({ fccs: [fcc()] });
+  } finally {
+    tls.DEFAULT_CIPHERS = defaults.ciphers;
+    tls.DEFAULT_MIN_VERSION = defaults.min;
+  }
+  try {
+    const { port } = new URL(lenient.url);
+    const handshake = (maxVersion: 'TLSv1.1' | 'TLSv1.2') => new Promise<string | null>((resolve, reject) => {
+      const socket = tlsConnect({ port: Number(port), host: '127.0.0.1', ca: lenient.certs.ca, servername: 'localhost', maxVersion,
+        minVersion: 'TLSv1', ciphers: 'DEFAULT@SECLEVEL=0' }, () => { resolve(socket.getProtocol()); socket.end(); });
+      socket.on('error', reject);
+    });
+    await assert.rejects(handshake('TLSv1.1'));
+    assert.equal(await handshake('TLSv1.2'), 'TLSv1.2');
+  } finally {
+    await lenient.close();
+  }
 });
 
 test('prototype keys in the body are plain data, never a crash or a refusal', async () => {
@@ -145,13 +161,36 @@ test('counts reviews by operation and result in the metrics', async () => {
   await post1(harness.url, harness.certs.ca, JSON.stringify(reviewObject(sliceObject(), { operation: 'UPDATE' })), { agent });
   await post1(harness.url, harness.certs.ca, JSON.stringify(reviewObject(sliceObject({ managedBy: 'other' }), { operation: 'UPDATE' })), { agent });
   await post1(harness.url, harness.certs.ca, JSON.stringify(reviewObject(sliceObject(), { operation: 'constructor' })), { agent });
+  await post1(harness.url, harness.certs.ca, JSON.stringify(reviewObject(sliceObject({ addresses: [['10.200.0.1']] }), { operation: 'UPDATE' })), { agent });
   agent.destroy();
   const text = await harness.metrics.registry.metrics();
   assert.match(text, /admission_requests_total\{operation="other",result="skipped"\} 1/, 'client-chosen operations do not become labels');
   assert.match(text, /shortcut_webhook_admission_requests_total\{operation="UPDATE",result="patched"\} [1-9]/);
   assert.match(text, /shortcut_webhook_admission_requests_total\{operation="UPDATE",result="skipped"\} [1-9]/);
+  assert.match(text, /shortcut_webhook_admission_requests_total\{operation="UPDATE",result="unchanged"\} [1-9]/);
   assert.match(text, /shortcut_webhook_addresses_rewritten_total [1-9]/);
   // SPEC §4: buckets from 100 µs to 10 s.
   assert.match(text, /shortcut_webhook_admission_duration_seconds_bucket\{le="0.0001"\}/);
   assert.match(text, /shortcut_webhook_admission_duration_seconds_bucket\{le="10"\}/);
+});
+
+test('with --cluster-id, an unlabelled slice is rewritten for that cluster; a restore is counted', async () => {
+  const local = await startHarness({ fccs: [fcc()], clusterId: 'cluster2' });
+  try {
+    const answer = await post1(local.url, local.certs.ca, JSON.stringify(reviewObject(sliceObject({ destination: null }))));
+    assert.deepEqual(decodePatch(answer.body), WORKED_PATCH);
+  } finally {
+    await local.close();
+  }
+  // Through the shortcut, and the shortcut is gone: the address goes back to the hub one, and the metric says so.
+  const empty = await startHarness({ fccs: [] });
+  try {
+    const rewritten = sliceObject({ addresses: [['10.61.0.151']], annotations: {
+      'liqo.io/shortcut-addresses': '10.61.0.151', 'liqo.io/shortcut-original-addresses': '{"10.61.0.151":"10.63.0.151"}' } });
+    const answer = await post1(empty.url, empty.certs.ca, JSON.stringify(reviewObject(rewritten, { operation: 'UPDATE' })));
+    assert.deepEqual((decodePatch(answer.body) as { path: string; value?: unknown }[])[0], { op: 'replace', path: '/endpoints/0/addresses/0', value: '10.63.0.151' });
+    assert.match(await empty.metrics.registry.metrics(), /shortcut_webhook_addresses_restored_total 1\n/);
+  } finally {
+    await empty.close();
+  }
 });
