@@ -90,7 +90,8 @@ export class LeaderElector {
       this.lastError = '';
     } catch (error) {
       const status = httpStatus(error);
-      if (status === 403 || status === 404) {
+      // A 404 may also be the Lease deleted between read and write: only a missing Lease API turns election off.
+      if (status === 403 || (status === 404 && await this.leaseApiMissing())) {
         // No Lease API or no right to it: every replica reconciles, which is still correct.
         if (!this.unsupported) this.options.logger.warn({ err: describeError(error) }, 'leader election unavailable, reconciling from this replica anyway');
         this.unsupported = true;

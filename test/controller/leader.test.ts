@@ -78,3 +78,21 @@ test('without a Lease API every replica acts as leader', async () => {
     await server.close();
   }
 });
+
+test('a Lease that vanishes under a renewal is a passing error, not the end of leader election', async () => {
+  const server = await startKubeApiServer();
+  const a = await elector(server, 'pod-a');
+  const renewals = () => server.requests.filter((r) => r.method === 'PUT' && r.path.includes('/leases/')).length;
+  try {
+    a.start();
+    await waitFor(() => a.isLeader() && renewals() >= 1);
+    server.failNext({ method: 'PUT', pathIncludes: '/leases/' }, 404);
+    const before = renewals();
+    // Election turned off would stop renewing for good; a passing error renews again on the next tick.
+    await waitFor(() => renewals() >= before + 3, { description: 'renewals go on after the 404' });
+    assert.equal(a.isLeader(), true);
+  } finally {
+    await a.stop();
+    await server.close();
+  }
+});
