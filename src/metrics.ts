@@ -8,18 +8,11 @@ const PAIR_STATES: readonly string[] = ['usable', ...UNUSABLE_REASONS];
 
 const PREFIX = 'shortcut_webhook_';
 
-export type AdmissionResult = 'patched' | 'unchanged' | 'skipped' | 'error';
 export type ReconcileResult = 'patched' | 'unchanged' | 'conflict' | 'error' | 'gone';
 
-/** The one mapping from outcomes to result labels, so the counter cannot drift from the responses. */
-export function resultLabel(outcome: ReviewOutcome): AdmissionResult {
-  switch (outcome.kind) {
-    case 'patched': return 'patched';
-    case 'unchanged': return 'unchanged';
-    case 'skipped': return 'skipped';
-    case 'error': return 'error';
-  }
-}
+/** SPEC §4's result label is the outcome's kind; every value, so each series exists from the start. */
+const ADMISSION_RESULTS: readonly ReviewOutcome['kind'][] = ['patched', 'unchanged', 'skipped', 'error'];
+const RECONCILE_RESULTS: readonly ReconcileResult[] = ['patched', 'unchanged', 'conflict', 'error', 'gone'];
 
 /** Operations are client input: anything but the four Kubernetes knows is `other`, so labels stay bounded. */
 const OPERATIONS = new Set(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']);
@@ -71,9 +64,9 @@ export class Metrics {
     for (const state of PAIR_STATES) this.pairs.set({ state }, 0);
     // Series exist from the start, so rate() and alerts see a zero rather than nothing.
     for (const operation of ['CREATE', 'UPDATE']) {
-      for (const result of ['patched', 'unchanged', 'skipped', 'error'] as const) this.admissionRequests.inc({ operation, result }, 0);
+      for (const result of ADMISSION_RESULTS) this.admissionRequests.inc({ operation, result }, 0);
     }
-    for (const result of ['patched', 'unchanged', 'conflict', 'error', 'gone'] as const) this.slicesReconciled.inc({ result }, 0);
+    for (const result of RECONCILE_RESULTS) this.slicesReconciled.inc({ result }, 0);
   }
 
   /** The sync time is read at scrape time, so it is never stale between changes. */
@@ -82,7 +75,7 @@ export class Metrics {
   }
 
   observeReview(operation: string, outcome: ReviewOutcome, seconds: number): void {
-    this.admissionRequests.inc({ operation: operationLabel(operation), result: resultLabel(outcome) });
+    this.admissionRequests.inc({ operation: operationLabel(operation), result: outcome.kind });
     this.admissionDuration.observe(seconds);
     if (outcome.kind !== 'patched') return;
     let rewritten = 0;

@@ -17,8 +17,6 @@ export const Outcome = {
   errored: (error: unknown): ReviewOutcome => ({ kind: 'error', error }),
 } as const;
 
-export type ResultLabel = ReviewOutcome['kind'];
-
 export interface AdmissionResponseBody {
   readonly apiVersion: string;
   readonly kind: 'AdmissionReview';
