@@ -65,13 +65,17 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
       done(Object.assign(new Error(`body is not valid JSON: ${errorMessage(error)}`), { statusCode: 400 }), undefined);
     }
   });
-  app.setErrorHandler((error: FastifyError, _request, reply) => {
+  // The one place a request is refused (400 bad JSON or review, 413, 415) or fails (5xx): counted, logged, answered.
+  app.setErrorHandler((error: FastifyError, request, reply) => {
     const status = statusOf(error);
-    if (status >= 500) options.logger.error({ err: error.message }, 'webhook request failed');
-    else options.metrics.observeRefused(reply.elapsedTime / 1000);
     const message = status === 413 ? `body exceeds ${MAX_BODY_BYTES} bytes (7 MiB)`
-      : status === 415 ? `Content-Type must be application/json, got ${JSON.stringify(_request.headers['content-type'] ?? null)}`
+      : status === 415 ? `Content-Type must be application/json, got ${JSON.stringify(request.headers['content-type'] ?? null)}`
         : error.message;
+    if (status >= 500) options.logger.error({ err: error.message }, 'webhook request failed');
+    else {
+      options.metrics.observeRefused(reply.elapsedTime / 1000);
+      options.logger.warn({ status, err: message }, 'request refused');
+    }
     return reply.code(status).send({ message });
   });
   app.setNotFoundHandler((request, reply) => reply.code(404).send({ message: `no route ${request.method} ${request.url}` }));

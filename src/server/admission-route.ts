@@ -99,11 +99,8 @@ export function admissionRoute<S extends RawServerBase>(app: AnyFastify<S>, opti
   const budgetMs = budgets();
   app.post(ADMISSION_PATH, async (request, reply) => {
     const decoded = decodeReview(request.body);
-    if (!decoded.ok) {
-      options.metrics.observeRefused(reply.elapsedTime / 1000);
-      options.logger.warn({ err: decoded.message }, 'malformed admission review');
-      return reply.code(400).send({ message: `malformed AdmissionReview: ${decoded.message}` });
-    }
+    // Refused like every other bad body: the app's error handler counts, logs and answers.
+    if (!decoded.ok) throw Object.assign(new Error(`malformed AdmissionReview: ${decoded.message}`), { statusCode: 400 });
     const admission = decoded.request;
     const budget = budgetMs(request.query);
     let outcome = options.view.isSynced() ? deadline(reply.elapsedTime, budget) ?? review(admission, options) : NOT_SYNCED;

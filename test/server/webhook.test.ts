@@ -95,9 +95,14 @@ const refusals: readonly [string, string | Buffer, string | undefined, number, R
 ];
 for (const [name, body, contentType, status, message] of refusals) {
   test(`${name} gets ${status} with a clear message`, async () => {
+    const logged = harness.logs.length;
     const answer = await post1(harness.url, harness.certs.ca, body, { contentType });
     assert.equal(answer.status, status);
     assert.match(JSON.parse(answer.body).message, message);
+    // Every refusal is logged once, with its status, whichever layer refused it.
+    const lines = harness.logs.slice(logged).filter((line) => line.includes('"msg":"request refused"'));
+    assert.equal(lines.length, 1);
+    assert.match(lines[0] ?? '', new RegExp(`"status":${status}`));
   });
 }
 
