@@ -32,6 +32,8 @@ test('watches FCCs through the API, rewrites writes through HTTPS, and converges
     await api.create(sliceObject({ name: 'created-later', addresses: [['10.63.0.9']] }));
     assert.equal(addresses('created-later'), '[["10.61.0.9"]]', 'the create itself was patched by the webhook');
 
+    const opsUrl = `http://127.0.0.1:${webhook.opsPort}`;
+    assert.match(await (await fetch(`${opsUrl}/metrics`)).text(), /shortcut_webhook_pairs\{state="usable"\} 1/);
     const fcc = api.get(FCC);
     assert.ok(fcc);
     await api.updateStatus({ ...fcc, status: { ...(fcc.status as object), isConnected: false, phase: 'Failed' } });
@@ -39,7 +41,7 @@ test('watches FCCs through the API, rewrites writes through HTTPS, and converges
       { timeoutMs: 15_000, description: 'restored after the shortcut went down' });
     assert.deepEqual(slice('stored-before')?.metadata?.annotations ?? {}, {});
 
-    const ops = `http://127.0.0.1:${webhook.opsPort}`;
+    const ops = opsUrl;
     assert.equal((await fetch(`${ops}/readyz`)).status, 200);
     // A write lands before its pass counts it: wait for the count, do not read it at once.
     const metrics = await waitFor(async () => {

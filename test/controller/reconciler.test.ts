@@ -29,7 +29,7 @@ const SLICE = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', namesp
 
 async function withController(
   slices: readonly SliceSpec[], fccs: readonly ForeignClusterConnection[], run: (context: Context) => Promise<void>,
-  options: { pageSize?: number; maxWritesPerSecond?: number; backoff?: Backoff } = {},
+  options: { pageSize?: number; maxWritesPerSecond?: number; backoff?: Backoff; resyncIntervalMs?: number } = {},
 ): Promise<void> {
   const store = new SnapshotStore();
   const server = await startKubeApiServer({ mutate: webhookHook(store) });
@@ -183,6 +183,13 @@ test('a write refused on every pass is retried with a growing delay, which a cle
     await waitFor(() => JSON.stringify(addresses('web')) === '[["10.61.0.7"]]', { description: 'converged once the API accepts' });
     await waitFor(() => backoff.attempts === 0, { description: 'the clean pass resets the backoff' });
   }, { backoff });
+});
+
+test('with a resync interval, passes go on without any change of the view', async () => {
+  // Without it a quiet view makes one pass (the first sync); each further pass here can only be a resync.
+  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc()], async ({ reconciler }) => {
+    await waitFor(() => passes(reconciler) >= 3, { description: 'two resyncs after the first pass' });
+  }, { resyncIntervalMs: 50 });
 });
 
 test('a flapping shortcut makes few passes, and the slices end in the last state', async () => {
