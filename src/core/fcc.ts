@@ -55,6 +55,16 @@ export function decodeFcc(object: JsonObject, fallbackName = ''): ForeignCluster
   };
 }
 
+function sameSide(a: SideNetworking | undefined, b: SideNetworking | undefined): boolean {
+  return a === b || (a !== undefined && b !== undefined && a.podCIDR === b.podCIDR && a.remappedPodCIDR === b.remappedPodCIDR);
+}
+
+/** Same decoded fields: everything else on the object (lastUpdated, networking, resourceVersion) changes no pair. */
+export function sameFcc(a: ForeignClusterConnection, b: ForeignClusterConnection): boolean {
+  return a.ref === b.ref && a.clusterA === b.clusterA && a.clusterB === b.clusterB && a.isConnected === b.isConnected
+    && a.phase === b.phase && sameSide(a.sideA, b.sideA) && sameSide(a.sideB, b.sideB);
+}
+
 function nonEmpty(text: string | undefined): string | undefined {
   return text === '' ? undefined : text;
 }

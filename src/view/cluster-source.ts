@@ -1,7 +1,7 @@
 // The shortcut view from the Kubernetes API: ForeignClusterConnections (local cluster, or the hub through
 // --shortcuts-kubeconfig) and, where the leaf has them, Liqo Connections as a tunnel liveness cross-check.
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { decodeFcc, FCC_GROUP, FCC_PLURAL, FCC_VERSION } from '../core/fcc.ts';
+import { decodeFcc, FCC_GROUP, FCC_PLURAL, FCC_VERSION, type ForeignClusterConnection } from '../core/fcc.ts';
 import { isObject, objectAt, stringField } from '../core/json.ts';
 import { TUNNEL_CONNECTED, type TunnelStates } from '../core/pairs.ts';
 import type { BackoffOptions } from '../backoff.ts';
@@ -45,6 +45,8 @@ export class ClusterShortcutSource {
   private readonly fccs: ListWatch;
   private readonly connections: ListWatch | undefined;
   private connectionsMissing = false;
+  /** By object: a watch event replaces one object, so only that one is decoded again, not all 10,000. */
+  private readonly decodedFccs = new WeakMap<object, ForeignClusterConnection>();
 
   constructor(options: ClusterSourceOptions) {
     const { namespace, logger } = options;
@@ -66,10 +68,7 @@ export class ClusterShortcutSource {
       list: async () => readListPage(namespace === undefined
         ? await fccApi.listClusterCustomObject({ group: FCC_GROUP, version: FCC_VERSION, plural: FCC_PLURAL })
         : await fccApi.listNamespacedCustomObject({ group: FCC_GROUP, version: FCC_VERSION, namespace, plural: FCC_PLURAL })),
-      onChange: (objects) => {
-        const fccs = [...objects.entries()].flatMap(([key, object]) => (isObject(object) ? [decodeFcc(object, key)] : []));
-        options.store.publishFccs(fccs);
-      },
+      onChange: (objects) => options.store.publishFccs(this.decoded(objects)),
       onFresh: () => options.store.confirm(),
     });
     if (options.localConfig !== undefined) {
@@ -97,6 +96,20 @@ export class ClusterShortcutSource {
     } else {
       logger.info('no local cluster API: FCCs alone decide whether a shortcut is up');
     }
+  }
+
+  private decoded(objects: ReadonlyMap<string, unknown>): ForeignClusterConnection[] {
+    const fccs: ForeignClusterConnection[] = [];
+    for (const [key, object] of objects) {
+      if (!isObject(object)) continue;
+      let fcc = this.decodedFccs.get(object);
+      if (fcc === undefined) {
+        fcc = decodeFcc(object, key);
+        this.decodedFccs.set(object, fcc);
+      }
+      fccs.push(fcc);
+    }
+    return fccs;
   }
 
   /**

@@ -1,5 +1,5 @@
 // The read side of the shortcut view, shared by every source: the current snapshot, swapped whole by reference.
-import type { ForeignClusterConnection } from '../core/fcc.ts';
+import { sameFcc, type ForeignClusterConnection } from '../core/fcc.ts';
 import type { TunnelStates } from '../core/pairs.ts';
 import { buildSnapshot, type Snapshot } from '../core/snapshot.ts';
 
@@ -16,6 +16,20 @@ export interface ShortcutView {
 }
 
 export type Clock = () => number;
+
+function sameFccs(a: readonly ForeignClusterConnection[], b: readonly ForeignClusterConnection[]): boolean {
+  if (a.length !== b.length) return false;
+  return a.every((fcc, i) => {
+    const other = b[i];
+    return other !== undefined && sameFcc(fcc, other);
+  });
+}
+
+function sameTunnels(a: TunnelStates, b: TunnelStates): boolean {
+  if (a.size !== b.size) return false;
+  for (const [peer, state] of a) if (b.get(peer) !== state) return false;
+  return true;
+}
 
 export class SnapshotStore implements ShortcutView {
   private snapshot: Snapshot = buildSnapshot({ version: 0, fccs: [] });
@@ -44,15 +58,26 @@ export class SnapshotStore implements ShortcutView {
     return () => this.listeners.delete(listener);
   }
 
-  /** A new full list of FCCs from the source: the view is synced from now on. */
+  /**
+   * A new full list of FCCs from the source: the view is synced from now on. A list that decodes as the current one
+   * keeps the current snapshot: Liqo touches its objects often (status.lastUpdated), and each rebuild would wake the
+   * controller and re-evaluate every pair for nothing.
+   */
   publishFccs(fccs: readonly ForeignClusterConnection[]): Snapshot {
-    this.fccs = fccs;
+    const first = !this.synced;
     this.confirm();
+    // The first list is published even when empty: listeners learn the view's first state from it.
+    if (!first && sameFccs(fccs, this.fccs)) return this.snapshot;
+    this.fccs = fccs;
     return this.rebuild();
   }
 
-  /** New tunnel states (Liqo Connections by peer); the FCCs stay, and readiness still waits for them. */
+  /**
+   * New tunnel states (Liqo Connections by peer); the FCCs stay, and readiness still waits for them. Unchanged states
+   * (a Connection's latency or its other fields moved) keep the current snapshot.
+   */
   publishTunnels(tunnels: TunnelStates): Snapshot {
+    if (sameTunnels(tunnels, this.tunnels)) return this.snapshot;
     this.tunnels = tunnels;
     return this.rebuild();
   }

@@ -135,6 +135,26 @@ test('a peer whose Liqo Connection is not Connected is tunnel-down until it is',
   }, { seed: [{}], connections: [connection('cluster3', 'Error')] });
 });
 
+test('an FCC touched where the view does not read (status.lastUpdated) is published but makes no new snapshot', async () => {
+  await withSource(async ({ server, store }) => {
+    await waitFor(() => usable(store).join() === 'liqo/cluster2-cluster3:usable', { description: 'usable at start' });
+    let published = 0;
+    const publish = store.publishFccs.bind(store);
+    store.publishFccs = (fccs) => { published++; return publish(fccs); };
+    const snapshot = store.current();
+    const ref = { apiVersion: 'networking.liqo.io/v1beta1', kind: 'ForeignClusterConnection', namespace: 'liqo', name: 'cluster2-cluster3' };
+    const stored = server.get(ref);
+    assert.ok(stored);
+    await server.updateStatus({ ...stored, status: { ...(stored.status as object), lastUpdated: '2026-11-22T00:00:00Z' } });
+    await waitFor(() => published > 0, { description: 'the touch was published' });
+    assert.equal(store.current(), snapshot);
+    const touched = server.get(ref);
+    assert.ok(touched);
+    await server.updateStatus({ ...touched, status: { ...(touched.status as object), isConnected: false } });
+    await waitFor(() => usable(store).join() === 'liqo/cluster2-cluster3:not-connected', { description: 'a real change still lands' });
+  }, { seed: [{}], withoutConnections: true });
+});
+
 test('without the Connection CRD the FCC alone decides', async () => {
   await withSource(async ({ store }) => {
     await waitFor(() => usable(store).join() === 'liqo/cluster2-cluster3:usable');

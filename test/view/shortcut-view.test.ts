@@ -1,0 +1,77 @@
+// The snapshot store: when a published source state makes a new snapshot, and when it keeps the current one.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { decodeFcc } from '../../src/core/fcc.ts';
+import { SnapshotStore } from '../../src/view/shortcut-view.ts';
+import { fcc, fccObject } from '../support/builders.ts';
+
+function storeWithListener(): { store: SnapshotStore; notified: () => number } {
+  const store = new SnapshotStore(() => 0);
+  let notified = 0;
+  store.subscribe(() => { notified++; });
+  return { store, notified: () => notified };
+}
+
+test('the first list makes a snapshot and tells listeners, even when it is empty', () => {
+  const { store, notified } = storeWithListener();
+  const before = store.current();
+  store.publishFccs([]);
+  assert.equal(store.isSynced(), true);
+  assert.equal(notified(), 1);
+  assert.notEqual(store.current(), before);
+});
+
+test('a list that decodes as the current one keeps the snapshot: fields the view does not read change nothing', () => {
+  const { store, notified } = storeWithListener();
+  store.publishFccs([fcc(), fcc({ name: 'other', b: 'cluster4', aPod: '10.64.0.0/16', aRemapped: '10.62.0.0/16' })]);
+  const kept = store.current();
+  const original = fccObject();
+  const touched = { ...original, spec: { ...(original.spec as object), networking: { mtu: 1300 } },
+    status: { ...(original.status as object), lastUpdated: '2026-01-01T00:00:00Z' } };
+  store.publishFccs([decodeFcc(touched), fcc({ name: 'other', b: 'cluster4', aPod: '10.64.0.0/16', aRemapped: '10.62.0.0/16' })]);
+  assert.equal(store.current(), kept);
+  assert.equal(notified(), 1);
+});
+
+test('every field the view reads makes a new snapshot when it changes', () => {
+  const changes: [string, ReturnType<typeof fcc>][] = [
+    ['isConnected', fcc({ connected: false })],
+    ['foreignClusterB', fcc({ b: 'cluster4', name: 'cluster2-cluster3' })],
+    ['a podCIDR', fcc({ aPod: '10.64.0.0/16' })],
+    ['a remappedPodCIDR', fcc({ aRemapped: '10.62.0.0/16' })],
+    ['a missing B side CIDR', fcc({ bPod: null })],
+    ['the name', fcc({ name: 'renamed' })],
+    ['the phase', { ...fcc(), phase: 'Failed' }],
+  ];
+  for (const [what, changed] of changes) {
+    const { store, notified } = storeWithListener();
+    store.publishFccs([fcc()]);
+    const version = store.current().version;
+    store.publishFccs([changed]);
+    assert.equal(notified(), 2, what);
+    assert.equal(store.current().version, version + 1, what);
+  }
+  const { store, notified } = storeWithListener();
+  store.publishFccs([fcc()]);
+  store.publishFccs([fcc(), fcc({ name: 'second' })]);
+  store.publishFccs([fcc({ name: 'second' }), fcc()]);
+  assert.equal(notified(), 3, 'an added FCC and a new order each make a snapshot');
+});
+
+test('tunnel states: the same states keep the snapshot, a changed one makes a new one', () => {
+  const { store, notified } = storeWithListener();
+  store.publishFccs([fcc()]);
+  store.publishTunnels(new Map([['cluster3', 'Connected']]));
+  assert.equal(notified(), 2);
+  assert.equal(store.current().forCluster('cluster2').states[0]?.usable, true);
+  store.publishTunnels(new Map([['cluster3', 'Connected']]));
+  assert.equal(notified(), 2);
+  store.publishTunnels(new Map([['cluster3', 'Error']]));
+  assert.equal(notified(), 3);
+  const state = store.current().forCluster('cluster2').states[0];
+  assert.equal(state !== undefined && !state.usable ? state.reason : undefined, 'tunnel-down');
+  store.publishTunnels(new Map([['cluster3', 'Error'], ['cluster4', 'Connected']]));
+  assert.equal(notified(), 4, 'a new peer is a change');
+  store.publishTunnels(new Map([['cluster3', 'Error']]));
+  assert.equal(notified(), 5, 'a peer gone is a change');
+});
