@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { errorMessage } from './errors.ts';
 import type { Logger } from './log.ts';
+import { ProblemLatch } from './problem-latch.ts';
 import { SerialTask } from './serial-task.ts';
 import { watchPaths, type PathWatch } from './watch-paths.ts';
 
@@ -57,7 +58,7 @@ export class CertificateWatcher {
   private material: TlsMaterial | undefined;
   private watching: PathWatch | undefined;
   private readonly reloads = new SerialTask(() => this.reload());
-  private lastError = '';
+  private readonly reloadProblems = new ProblemLatch();
 
   constructor(private readonly options: CertificateWatcherOptions) {}
 
@@ -85,11 +86,10 @@ export class CertificateWatcher {
       next = await loadTlsMaterial(this.options.files);
     } catch (error) {
       const message = errorMessage(error);
-      if (message !== this.lastError) this.options.logger.warn({ err: message }, 'serving certificate not reloaded, keeping the current one');
-      this.lastError = message;
+      if (this.reloadProblems.isNew(message)) this.options.logger.warn({ err: message }, 'serving certificate not reloaded, keeping the current one');
       return;
     }
-    this.lastError = '';
+    this.reloadProblems.clear();
     const current = this.material;
     if (current !== undefined && current.cert.equals(next.cert) && current.key.equals(next.key)) return;
     this.material = next;

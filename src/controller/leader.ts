@@ -4,6 +4,7 @@ import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { isObject, objectAt, stringField } from '../core/json.ts';
 import { describeError, httpStatus } from '../kube/client.ts';
 import type { Logger } from '../log.ts';
+import { ProblemLatch } from '../problem-latch.ts';
 
 const GROUP = 'coordination.k8s.io';
 const VERSION = 'v1';
@@ -35,7 +36,7 @@ export class LeaderElector {
   private ticking: Promise<void> | undefined;
   private stopped = false;
   private unsupported = false;
-  private lastError = '';
+  private readonly renewProblems = new ProblemLatch();
   private readonly api: CustomObjectsApi;
   private readonly now: () => number;
 
@@ -87,7 +88,7 @@ export class LeaderElector {
     try {
       const leader = await this.tryAcquireOrRenew();
       this.setLeader(leader);
-      this.lastError = '';
+      this.renewProblems.clear();
     } catch (error) {
       const status = httpStatus(error);
       // A 404 may also be the Lease deleted between read and write: only a missing Lease API turns election off.
@@ -99,8 +100,7 @@ export class LeaderElector {
         return;
       }
       const message = describeError(error);
-      if (message !== this.lastError) this.options.logger.warn({ err: message }, 'lease not renewed');
-      this.lastError = message;
+      if (this.renewProblems.isNew(message)) this.options.logger.warn({ err: message }, 'lease not renewed');
       if (this.leader && this.now() - this.lastRenew > (this.options.renewDeadlineMs ?? 10_000)) this.setLeader(false);
     }
     if (this.stopped) return;

@@ -2,6 +2,7 @@
 // keeps the last good view (and says why once), so a typo never drops the shortcuts in use.
 import { dirname } from 'node:path';
 import type { Logger } from '../log.ts';
+import { ProblemLatch } from '../problem-latch.ts';
 import { SerialTask } from '../serial-task.ts';
 import { watchPaths, type PathWatch } from '../watch-paths.ts';
 import { parseShortcutTexts, readShortcutTexts } from './shortcut-files.ts';
@@ -18,7 +19,7 @@ export interface FileSourceOptions {
 export class FileShortcutSource {
   private fingerprint: string | undefined;
   private brokenFingerprint: string | undefined;
-  private lastError = '';
+  private readonly readProblems = new ProblemLatch();
   private watching: PathWatch | undefined;
   private readonly reads = new SerialTask(() => this.read());
 
@@ -47,7 +48,7 @@ export class FileShortcutSource {
     if (texts.ok && texts.value.fingerprint === this.fingerprint) {
       // Back to the good text after a broken edit: the same broken edit again must be reported again.
       this.brokenFingerprint = undefined;
-      this.lastError = '';
+      this.readProblems.clear();
       store.confirm();
       return;
     }
@@ -56,14 +57,13 @@ export class FileShortcutSource {
     const loaded = texts.ok ? parseShortcutTexts(texts.value) : texts;
     this.brokenFingerprint = !loaded.ok && texts.ok ? texts.value.fingerprint : undefined;
     if (!loaded.ok) {
-      if (loaded.message !== this.lastError) {
+      if (this.readProblems.isNew(loaded.message)) {
         logger.error({ err: loaded.message, synced: store.isSynced() },
           store.isSynced() ? 'shortcut files unreadable, keeping the last good view' : 'shortcut files unreadable, not ready');
       }
-      this.lastError = loaded.message;
       return;
     }
-    this.lastError = '';
+    this.readProblems.clear();
     const { value } = loaded;
     this.fingerprint = value.fingerprint;
     for (const note of value.ignored) logger.warn({ document: note }, 'ignored a document in the shortcut files');
