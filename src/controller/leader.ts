@@ -2,6 +2,7 @@
 // every replica computes the same f and patches under a resourceVersion test, so two leaders only waste writes.
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { isObject, objectAt, stringField } from '../core/json.ts';
+import { namespacedName } from '../core/object-name.ts';
 import { describeError, httpStatus } from '../kube/client.ts';
 import type { Logger } from '../log.ts';
 import { ProblemLatch } from '../problem-latch.ts';
@@ -78,7 +79,7 @@ export class LeaderElector {
   private setLeader(leader: boolean): void {
     if (leader === this.leader) return;
     this.leader = leader;
-    this.options.logger.info({ lease: `${this.options.namespace}/${this.options.name}`, identity: this.options.identity },
+    this.options.logger.info({ lease: namespacedName(this.options.namespace, this.options.name), identity: this.options.identity },
       leader ? 'became the controller leader' : 'no longer the controller leader');
     this.options.onChange?.(leader);
   }

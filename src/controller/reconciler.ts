@@ -10,6 +10,7 @@ import { describeError, httpStatus, readListPage } from '../kube/client.ts';
 import { describeEdits, type Logger } from '../log.ts';
 import type { Metrics, ReconcileResult } from '../metrics.ts';
 import { localClusters } from '../core/local-clusters.ts';
+import { namespacedName } from '../core/object-name.ts';
 import type { ShortcutView } from '../view/shortcut-view.ts';
 import { planSlice, type SliceWrite } from './plan.ts';
 import { TokenBucket } from './token-bucket.ts';
@@ -182,7 +183,7 @@ export class SliceReconciler {
     try {
       await this.api.patchNamespacedCustomObject(
         { group: GROUP, version: VERSION, namespace: ref.namespace, plural: PLURAL, name: ref.name, body: patch }, JSON_PATCH);
-      this.options.logger.info({ slice: `${ref.namespace}/${ref.name}`,
+      this.options.logger.info({ slice: namespacedName(ref.namespace, ref.name),
         changes: describeEdits(ref.rewrite.edits) }, 'stored slice patched');
       return 'patched';
     } catch (error) {
@@ -190,7 +191,7 @@ export class SliceReconciler {
       if (status === 404) return 'gone';
       // A failed `test` of the resourceVersion is 422; a stale version in the object is 409. Both: read again.
       if (status !== 409 && status !== 422) {
-        this.options.logger.warn({ slice: `${ref.namespace}/${ref.name}`, err: describeError(error) }, 'stored slice not patched');
+        this.options.logger.warn({ slice: namespacedName(ref.namespace, ref.name), err: describeError(error) }, 'stored slice not patched');
         return 'error';
       }
       if (attempt >= RETRIES_ON_CONFLICT) return 'conflict';

@@ -1,6 +1,7 @@
 // What makes an object a reflected EndpointSlice this webhook may rewrite, narrowed from untrusted JSON.
 import type { Family } from './ip.ts';
 import { field, isArray, isObject, objectField, stringField, type Json, type JsonObject } from './json.ts';
+import { namespacedName } from './object-name.ts';
 
 export const MANAGED_BY_LABEL = 'endpointslice.kubernetes.io/managed-by';
 export const REFLECTION_MANAGER = 'endpointslice.reflection.liqo.io';
@@ -43,7 +44,7 @@ export function sliceName(object: unknown): string {
   const metadata = isObject(object) ? objectField(object, 'metadata') : undefined;
   const name = metadata && stringField(metadata, 'name');
   const namespace = metadata && stringField(metadata, 'namespace');
-  return `${namespace ? `${namespace}/` : ''}${name ?? '(unnamed)'}`;
+  return namespacedName(namespace, name ?? '(unnamed)');
 }
 
 /**

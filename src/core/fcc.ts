@@ -1,5 +1,6 @@
 // Liqo's ForeignClusterConnection (the record of a leaf-to-leaf shortcut), decoded from untrusted JSON.
 import { field, isObject, objectAt, stringField, type JsonObject } from './json.ts';
+import { namespacedName } from './object-name.ts';
 
 export const FCC_GROUP = 'networking.liqo.io';
 export const FCC_VERSION = 'v1beta1';
@@ -45,7 +46,7 @@ export function decodeFcc(object: JsonObject, fallbackName = ''): ForeignCluster
   const namespace = (metadata && stringField(metadata, 'namespace')) || '';
   const name = (metadata && stringField(metadata, 'name')) || fallbackName;
   return {
-    ref: namespace === '' ? name : `${namespace}/${name}`,
+    ref: namespacedName(namespace, name),
     clusterA: spec && nonEmpty(stringField(spec, 'foreignClusterA')),
     clusterB: spec && nonEmpty(stringField(spec, 'foreignClusterB')),
     isConnected: status !== undefined && field(status, 'isConnected') === true,

@@ -4,19 +4,16 @@
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from '../backoff.ts';
 import { isObject, objectField, stringField } from '../core/json.ts';
-import { describeError, httpStatus } from '../kube/client.ts';
+import { namespacedName } from '../core/object-name.ts';
+import { describeError, httpStatus, type ListPage } from '../kube/client.ts';
 import type { Logger } from '../log.ts';
-
-export interface ListResult {
-  readonly items: readonly unknown[];
-  readonly resourceVersion: string;
-}
+import { ProblemLatch } from '../problem-latch.ts';
 
 export interface ListWatchOptions {
   /** What is watched, for logs: `foreignclusterconnections`. */
   readonly name: string;
   readonly config: KubeConfig;
-  readonly list: () => Promise<ListResult>;
+  readonly list: () => Promise<Pick<ListPage, 'items' | 'resourceVersion'>>;
   /** The collection path the watch opens, e.g. `/apis/networking.liqo.io/v1beta1/foreignclusterconnections`. */
   readonly watchPath: string;
   /** The full set of objects by `namespace/name`, after each list and each burst of watch events. */
@@ -40,7 +37,7 @@ export function objectKey(object: unknown): string | undefined {
   const name = metadata && stringField(metadata, 'name');
   if (!name) return undefined;
   const namespace = metadata && stringField(metadata, 'namespace');
-  return namespace ? `${namespace}/${name}` : name;
+  return namespacedName(namespace, name);
 }
 
 function resourceVersionOf(object: unknown): string | undefined {
@@ -59,7 +56,7 @@ export class ListWatch {
   private wake: (() => void) | undefined;
   private abort: AbortController | undefined;
   private publishPending = false;
-  private lastProblem = '';
+  private readonly problems = new ProblemLatch();
   private synced = false;
   private readonly backoff: Backoff;
   private running: Promise<void> | undefined;
@@ -100,14 +97,12 @@ export class ListWatch {
 
   /** Says a problem once, and again only when it changes: an API outage is one log line, not one per retry. */
   private problem(message: string, context: Record<string, unknown>): void {
-    if (message === this.lastProblem) return;
-    this.lastProblem = message;
+    if (!this.problems.isNew(message)) return;
     this.options.logger.warn({ resource: this.options.name, ...context, err: message }, 'shortcut source problem, retrying');
   }
 
   private recovered(): void {
-    if (this.lastProblem === '') return;
-    this.lastProblem = '';
+    if (!this.problems.clear()) return;
     this.options.logger.info({ resource: this.options.name }, 'shortcut source recovered');
   }
 
