@@ -49,7 +49,7 @@ export const REWRITE_FLAGS = {
   help: { type: 'boolean', help: 'show this help' },
 } as const satisfies FlagTable;
 
-export function envName(flag: string): string {
+function envName(flag: string): string {
   return `${ENV_PREFIX}${flag.toUpperCase().replaceAll('-', '_')}`;
 }
 

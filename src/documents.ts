@@ -16,7 +16,7 @@ export type ParsedDocuments =
  * Concatenated JSON values (JSON Lines, or pretty objects one after another, as `--output json` and `jq` print
  * them), split at depth zero. Undefined when the text is not a sequence of two or more objects or arrays.
  */
-export function splitJsonValues(text: string): string[] | undefined {
+function splitJsonValues(text: string): string[] | undefined {
   const values: string[] = [];
   let depth = 0;
   let start = -1;

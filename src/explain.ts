@@ -26,7 +26,7 @@ export function describeState(state: PairState): string {
   return state.detail;
 }
 
-export function stateTable(states: readonly PairState[]): string[] {
+function stateTable(states: readonly PairState[]): string[] {
   if (states.length === 0) return ['(no ForeignClusterConnections)'];
   return table(['FCC', 'STATE', 'DETAIL'], states.map((state) => [state.fcc, state.usable ? 'usable' : state.reason, describeState(state)]));
 }

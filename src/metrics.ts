@@ -17,7 +17,7 @@ const RECONCILE_RESULTS: readonly ReconcileResult[] = ['patched', 'unchanged', '
 /** Operations are client input: anything but the four Kubernetes knows is `other`, so labels stay bounded. */
 const OPERATIONS = new Set(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']);
 
-export function operationLabel(operation: string): string {
+function operationLabel(operation: string): string {
   return OPERATIONS.has(operation) ? operation : 'other';
 }
 

@@ -45,7 +45,7 @@ export interface PassSummary {
 }
 
 /** What the controller reacts to: the usable rules of every local cluster, as one comparable string. */
-export function viewSignature(snapshot: Snapshot, clusterId: string | undefined): string {
+function viewSignature(snapshot: Snapshot, clusterId: string | undefined): string {
   return localClusters(snapshot, clusterId).map((id) => `${id}=${pairSignature(snapshot.forCluster(id))}`).join(';');
 }
 

@@ -74,7 +74,7 @@ function parseIPv6Text(text: string, screen: RegExp): bigint | undefined {
   return value;
 }
 
-export function parseIPv6(text: string): bigint | undefined {
+function parseIPv6(text: string): bigint | undefined {
   return parseIPv6Text(text, IPV6_LENIENT);
 }
 

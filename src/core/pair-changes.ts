@@ -11,7 +11,7 @@ export interface PairChange {
 }
 
 /** A state as a comparable string: usable with its prefixes, or the reason. */
-export function stateKey(state: PairState): string {
+function stateKey(state: PairState): string {
   return state.usable
     ? `usable ${state.pair.hubPrefix.text}->${state.pair.shortcutPrefix.text}`
     : state.reason;

@@ -189,7 +189,7 @@ function rewriteFamily<V extends number | bigint>(
 }
 
 /** The rewrite of SPEC §3; `observe` sees every address (for `explain`) and costs nothing when absent. */
-export function rewriteSlice(slice: ReflectedSlice, view: ClusterView, observe?: TraceObserver): SliceRewrite | SliceSkip {
+function rewriteSlice(slice: ReflectedSlice, view: ClusterView, observe?: TraceObserver): SliceRewrite | SliceSkip {
   return slice.family === 'IPv4'
     ? rewriteFamily(slice, ipv4, view.index.ipv4, observe)
     : rewriteFamily(slice, ipv6, view.index.ipv6, observe);

@@ -12,7 +12,7 @@ export interface KubeAccess {
 }
 
 /** True inside a pod, where the service account token and KUBERNETES_SERVICE_HOST are there. */
-export function inCluster(env: NodeJS.ProcessEnv = process.env): boolean {
+function inCluster(env: NodeJS.ProcessEnv = process.env): boolean {
   return Boolean(env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT);
 }
 

@@ -27,7 +27,7 @@ export interface ClusterSourceOptions {
 }
 
 /** A peer counts as Connected when any of its Connections is: Liqo may briefly hold two during a re-peering. */
-export function tunnelStates(connections: Iterable<unknown>): TunnelStates {
+function tunnelStates(connections: Iterable<unknown>): TunnelStates {
   const states = new Map<string, string>();
   for (const connection of connections) {
     if (!isObject(connection)) continue;
