@@ -1,40 +1,19 @@
 // Certificate rotation without restart, including the symlink swap of Kubernetes Secret volumes.
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { connect } from 'node:tls';
 import { test } from 'node:test';
 import { buildWebhookApp } from '../src/app.ts';
 import { createLogger } from '../src/log.ts';
 import { Metrics } from '../src/metrics.ts';
 import { CertificateWatcher, loadTlsMaterial } from '../src/tls.ts';
 import { SnapshotStore } from '../src/view/shortcut-view.ts';
-import { makeCerts, type TestCerts } from './support/certs.ts';
+import { makeCerts } from './support/certs.ts';
+import { secretVolume, servedFingerprint } from './support/secret-volume.ts';
 import { waitFor } from './support/wait-for.ts';
-
-/** Lays certificates out as the kubelet does: tls.crt -> ..data/tls.crt, ..data -> ..<version>/. */
-function secretVolume(dir: string, certs: TestCerts, version: string): void {
-  const versionDir = join(dir, `..${version}`);
-  mkdirSync(versionDir);
-  copyFileSync(certs.certFile, join(versionDir, 'tls.crt'));
-  copyFileSync(certs.keyFile, join(versionDir, 'tls.key'));
-  const link = join(dir, '..data_tmp');
-  symlinkSync(`..${version}`, link);
-  renameSync(link, join(dir, '..data'));
-}
-
-function servedFingerprint(port: number, ca: Buffer): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ port, host: '127.0.0.1', ca, servername: 'localhost' }, () => {
-      resolve(socket.getPeerX509Certificate()?.fingerprint256 ?? '');
-      socket.end();
-    });
-    socket.on('error', reject);
-  });
-}
 
 test('a Secret volume symlink swap rotates the served certificate without restart', async () => {
   const first = makeCerts();
