@@ -2,13 +2,14 @@
 //
 // JSON.parse of the body is most of what a review costs (about 150 of 360 µs of server CPU for the bench's
 // 100-endpoint UPDATE), and in an UPDATE oldObject is half of the body. So oldObject is cut out: a scan of strings and
-// brackets finds where it ends, a placeholder takes its place, and JSON.parse reads the rest. The placeholder must
+// brackets finds where it ends (container-end.ts), a placeholder takes its place, and JSON.parse reads the rest. The placeholder must
 // come back as `request.oldObject`, or the whole body is parsed after all. A wrong cut can therefore only cost time,
 // never change what is read: a key "oldObject" elsewhere (an annotation), odd spacing, duplicate keys, truncation all
 // end in the ordinary parse. The one difference from JSON.parse: a body malformed only inside oldObject's balanced
 // brackets is read rather than refused, because its content is never looked at.
 import { randomUUID } from 'node:crypto';
 import { field, isObject } from '../core/json.ts';
+import { endOfContainer } from './container-end.ts';
 
 const OLD_OBJECT_KEY = Buffer.from('"oldObject":');
 
@@ -18,66 +19,6 @@ const OLD_OBJECT_KEY = Buffer.from('"oldObject":');
  */
 export const OLD_OBJECT_NOT_PARSED = `(oldObject not parsed ${randomUUID()})`;
 const PLACEHOLDER_JSON = JSON.stringify(OLD_OBJECT_NOT_PARSED);
-
-/** Deeper than any Kubernetes object; past it the scan gives up and JSON.parse reads the body as usual. */
-const MAX_DEPTH = 512;
-
-// Byte classes for the scan. UTF-8 continuation bytes are 0x80 and above, so a multi-byte character never looks
-// like a quote, a backslash or a bracket.
-const OUTSIDE = new Uint8Array(256);
-const PLAIN = 0;
-const QUOTE = 1;
-const OPEN = 2;
-const CLOSE = 3;
-OUTSIDE[0x22] = QUOTE;
-OUTSIDE[0x7b] = OPEN;
-OUTSIDE[0x5b] = OPEN;
-OUTSIDE[0x7d] = CLOSE;
-OUTSIDE[0x5d] = CLOSE;
-const INSIDE = new Uint8Array(256);
-const TEXT = 0;
-const END = 1;
-const ESCAPE = 2;
-const INVALID = 3;
-for (let byte = 0; byte < 0x20; byte++) INSIDE[byte] = INVALID;
-INSIDE[0x22] = END;
-INSIDE[0x5c] = ESCAPE;
-/** `{` + 2 is `}`, `[` + 2 is `]`. */
-const CLOSER_OFFSET = 2;
-
-/**
- * The index just past the object or array that starts at `start`: strings skipped (escapes honoured, raw control
- * characters refused), brackets matched by kind. -1 when it does not end well-formed within the body.
- */
-function endOfContainer(body: Uint8Array, start: number): number {
-  const closers: number[] = [];
-  const length = body.length;
-  let i = start;
-  while (i < length) {
-    const byte = body[i] ?? 0;
-    const kind = OUTSIDE[byte];
-    i++;
-    if (kind === PLAIN) continue;
-    if (kind === QUOTE) {
-      for (;;) {
-        if (i >= length) return -1;
-        const inside = INSIDE[body[i] ?? 0];
-        if (inside === TEXT) i++;
-        else if (inside === END) break;
-        else if (inside === ESCAPE) i += 2;
-        else return -1;
-      }
-      i++;
-    } else if (kind === OPEN) {
-      if (closers.length === MAX_DEPTH) return -1;
-      closers.push(byte + CLOSER_OFFSET);
-    } else {
-      if (closers.pop() !== byte) return -1;
-      if (closers.length === 0) return i;
-    }
-  }
-  return -1;
-}
 
 function isWhitespace(byte: number | undefined): boolean {
   return byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;

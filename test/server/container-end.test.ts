@@ -1,0 +1,80 @@
+// The end of a JSON container: the SIMD kernel must give the byte loop's answer on every input, and the byte loop
+// must find the end JSON.stringify wrote.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { CONTAINER_END_WASM } from '../../src/server/container-end-wasm.ts';
+import { endOfContainer, endOfContainerScalar, MAX_DEPTH, usesKernel } from '../../src/server/container-end.ts';
+import { assemble } from '../../scripts/wasm.ts';
+
+const RUNS = 2000;
+
+function both(text: string | Uint8Array, start = 0): number {
+  const bytes = typeof text === 'string' ? Buffer.from(text) : text;
+  const scalar = endOfContainerScalar(bytes, start);
+  assert.equal(endOfContainer(bytes, start), scalar, `kernel and byte loop differ on ${JSON.stringify(Buffer.from(bytes).toString())}`);
+  return scalar;
+}
+
+test('the committed module is exactly what `npm run wasm` makes of container-end.wat', async () => {
+  assert.deepEqual(Buffer.from(await assemble()), CONTAINER_END_WASM);
+});
+
+test('the SIMD kernel is in use on this Node, so the comparisons below compare two implementations', () => {
+  assert.equal(usesKernel(), true);
+});
+
+test('a container written by JSON.stringify ends where it was written, whatever follows', () => {
+  const containers = fc.oneof(fc.array(fc.jsonValue()), fc.dictionary(fc.string({ unit: 'binary' }), fc.jsonValue()));
+  fc.assert(fc.property(containers, fc.string(), fc.nat(200), (value, after, pad) => {
+    const text = JSON.stringify(value);
+    const prefix = 'x'.repeat(pad);
+    assert.equal(both(`${prefix}${text}${after}`, pad), pad + Buffer.byteLength(text));
+  }), { numRuns: RUNS });
+});
+
+test('strings full of quotes, backslashes and brackets, across every 64-byte boundary', () => {
+  const nasty = fc.string({ unit: fc.constantFrom('"', '\\', '{', '}', '[', ']', 'a', 'é', '\u2028') });
+  fc.assert(fc.property(fc.array(nasty, { maxLength: 12 }), fc.nat(130), (strings, pad) => {
+    const text = JSON.stringify({ [strings.join('')]: strings });
+    assert.equal(both(`${' '.repeat(pad)}${text}]`, pad), pad + Buffer.byteLength(text));
+  }), { numRuns: RUNS });
+  // An escaped quote with its backslash as the last byte of one block and the quote as the first of the next.
+  for (let at = 0; at < 200; at++) {
+    const text = `{"${'a'.repeat(at)}\\"}":1}`;
+    assert.equal(both(text), text.length, `backslash at ${at + 2}`);
+    const runs = `{"${'a'.repeat(at)}${'\\\\'.repeat(3)}":[1]}`;
+    assert.equal(both(runs), runs.length, `three escaped backslashes at ${at + 2}`);
+  }
+});
+
+test('any bytes at all: the kernel and the byte loop agree, ended or not', () => {
+  const unit = fc.constantFrom(0x7b, 0x7d, 0x5b, 0x5d, 0x22, 0x5c, 0x61, 0x20, 0x0a, 0x01, 0xc3, 0xa9, 0x3a, 0x2c);
+  fc.assert(fc.property(fc.constantFrom(0x7b, 0x5b), fc.array(unit, { maxLength: 300 }), (first, rest) => {
+    both(Uint8Array.from([first, ...rest]));
+  }), { numRuns: RUNS * 5 });
+});
+
+test('what JSON never has ends the scan with -1, but only when it comes before the end', () => {
+  assert.equal(both('{"a":"b\u0001c"}'), -1, 'a raw control character in a string');
+  assert.equal(both('{"a":"b\\\u000ac"}'), -1, 'a raw control character escaped');
+  assert.equal(both('{"a":\\"b"}'), -1, 'a backslash outside a string');
+  assert.equal(both('{"a":[1}]'), -1, 'brackets of the wrong kind');
+  assert.equal(both('{"a":"b"'), -1, 'not ended');
+  assert.equal(both('{"a":"b}'), -1, 'a string not ended');
+  assert.equal(both('{"a":\n1}\u0001\\"'), 8, 'whitespace outside strings is fine, and what follows the end is not read');
+  assert.equal(both('{"a":"é\u2028"}'), Buffer.byteLength('{"a":"é\u2028"}'));
+});
+
+test(`nesting deeper than ${MAX_DEPTH} levels is given up on, as deep as that is read`, () => {
+  const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+  assert.equal(both(nested(MAX_DEPTH)), 2 * MAX_DEPTH);
+  assert.equal(both(nested(MAX_DEPTH + 1)), -1);
+});
+
+test('a body larger than the kernel memory has so far grows it, and smaller ones after it still read right', () => {
+  const large = JSON.stringify({ items: Array.from({ length: 20_000 }, (_, i) => ({ name: `item-${i}`, note: 'a "quoted" \\ note' })) });
+  assert.ok(large.length > 4 * 65_536);
+  assert.equal(both(`${large},"after":{}`), large.length);
+  assert.equal(both('{"small":[]}'), 12);
+});
