@@ -72,7 +72,7 @@ export function endOfContainerScalar(body: Uint8Array, start: number): number {
   return -1;
 }
 
-/** Where container-end.wat reads its input; below it, its bracket stack. */
+/** Where container-end.wat reads its input; below it, its bracket stack of MAX_DEPTH bytes (both fixed there too). */
 const INPUT_OFFSET = 1024;
 /** Spaces after the input: the kernel reads whole 64-byte blocks. */
 const PADDING = 64;
@@ -110,7 +110,13 @@ function kernelView(kernel: Kernel, bytes: number): Uint8Array {
 export function endOfContainer(body: Uint8Array, start: number): number {
   if (kernel === undefined) return endOfContainerScalar(body, start);
   const length = body.length - start;
-  const memory = kernelView(kernel, length);
+  let memory: Uint8Array;
+  try {
+    memory = kernelView(kernel, length);
+  } catch {
+    // The kernel's memory could not grow (the process is short of memory): a slower answer, not a refused review.
+    return endOfContainerScalar(body, start);
+  }
   memory.set(body.subarray(start), INPUT_OFFSET);
   memory.fill(0x20, INPUT_OFFSET + length, INPUT_OFFSET + length + PADDING);
   const end = kernel.endOfContainer(length);

@@ -2,8 +2,9 @@
 ;; The same answer as `endOfContainerScalar` in container-end.ts, byte for byte, on every input: the scalar version
 ;; is the specification, and the tests hold the two to it. Source of container-end-wasm.ts (`npm run wasm`).
 ;;
-;; Memory: bytes 0-511 hold the closers still expected (the bracket stack), the input starts at 1024 and is followed
-;; by at least 64 spaces, so the last block reads padding, never a stale byte.
+;; Memory: bytes 0-511 hold the closers still expected (the bracket stack, MAX_DEPTH in container-end.ts), the input
+;; starts at 1024 (INPUT_OFFSET there) and is followed by at least 64 spaces, so the last block reads padding, never a
+;; stale byte.
 ;;
 ;; Per block, as simdjson's stage 1 does it:
 ;;   - bit masks of quotes, backslashes, opening and closing brackets and control characters;

@@ -45,14 +45,34 @@ test('strings full of quotes, backslashes and brackets, across every 64-byte bou
     assert.equal(both(text), text.length, `backslash at ${at + 2}`);
     const runs = `{"${'a'.repeat(at)}${'\\\\'.repeat(3)}":[1]}`;
     assert.equal(both(runs), runs.length, `three escaped backslashes at ${at + 2}`);
+    const odd = `{"${'a'.repeat(at)}\\\\\\"}":1}`;
+    assert.equal(both(odd), odd.length, `a run of three backslashes escaping a quote at ${at + 2}`);
   }
 });
 
 test('any bytes at all: the kernel and the byte loop agree, ended or not', () => {
-  const unit = fc.constantFrom(0x7b, 0x7d, 0x5b, 0x5d, 0x22, 0x5c, 0x61, 0x20, 0x0a, 0x01, 0xc3, 0xa9, 0x3a, 0x2c);
-  fc.assert(fc.property(fc.constantFrom(0x7b, 0x5b), fc.array(unit, { maxLength: 300 }), (first, rest) => {
+  // Mostly plain bytes, so that inputs get past their first 64-byte block before something stops the scan.
+  const unit = fc.oneof(
+    { weight: 12, arbitrary: fc.constantFrom(0x61, 0x20, 0x3a, 0x2c, 0xc3, 0xa9) },
+    { weight: 1, arbitrary: fc.constantFrom(0x7b, 0x7d, 0x5b, 0x5d, 0x22, 0x5c, 0x0a, 0x01) },
+  );
+  fc.assert(fc.property(fc.constantFrom(0x7b, 0x5b), fc.array(unit, { maxLength: 400 }), (first, rest) => {
     both(Uint8Array.from([first, ...rest]));
   }), { numRuns: RUNS * 5 });
+});
+
+test('one bad byte in valid JSON, in any block: both stop there if it comes before the end, and only then', () => {
+  const containers = fc.oneof(fc.array(fc.jsonValue(), { minLength: 1 }), fc.dictionary(fc.string(), fc.jsonValue(), { minKeys: 1 }));
+  fc.assert(fc.property(containers, fc.nat(), fc.constantFrom(0x01, 0x0a, 0x1f, 0x5c), (value, position, bad) => {
+    const text = Buffer.from(`${JSON.stringify(value)},"after":"${'x'.repeat(70)}"}`);
+    const at = 1 + (position % (text.length - 1));
+    both(Buffer.concat([text.subarray(0, at), Uint8Array.of(bad), text.subarray(at + 1)]));
+  }), { numRuns: RUNS * 5 });
+  // Bad bytes at every position around the first block boundaries, the container ending in a later block.
+  for (let at = 40; at < 200; at++) {
+    assert.equal(both(`{"a":"${'x'.repeat(at)}\u0001"}`), -1, `a control character in a string at ${at + 6}`);
+    assert.equal(both(`{"a":${' '.repeat(at)}\\"b"}`), -1, `a backslash outside a string at ${at + 5}`);
+  }
 });
 
 test('what JSON never has ends the scan with -1, but only when it comes before the end', () => {
