@@ -1,12 +1,12 @@
 // Reads an AdmissionReview body without building `request.oldObject`, which the webhook never reads.
 //
-// JSON.parse of the body is most of what a review costs (about 150 of 360 µs of server CPU for the bench's
+// JSON.parse of the whole body was most of what a review cost (about 150 of 360 µs of server CPU for the bench's
 // 100-endpoint UPDATE), and in an UPDATE oldObject is half of the body. So oldObject is cut out: a scan of strings
-// and brackets finds where it ends (container-end.ts), a placeholder takes its place, and JSON.parse reads the rest. The placeholder must
-// come back as `request.oldObject`, or the whole body is parsed after all. A wrong cut can therefore only cost time,
-// never change what is read: a key "oldObject" elsewhere (an annotation), odd spacing, duplicate keys, truncation all
-// end in the ordinary parse. The one difference from JSON.parse: a body malformed only inside oldObject's balanced
-// brackets is read rather than refused, because its content is never looked at.
+// and brackets finds where it ends (container-end.ts), a placeholder takes its place, and JSON.parse reads the rest.
+// The placeholder must come back as `request.oldObject`, or the whole body is parsed after all. A wrong cut can
+// therefore only cost time, never change what is read: a key "oldObject" elsewhere (an annotation), odd spacing,
+// duplicate keys, truncation all end in the ordinary parse. The one difference from JSON.parse: a body malformed only
+// inside oldObject's balanced brackets is read rather than refused, because its content is never looked at.
 import { randomUUID } from 'node:crypto';
 import { field, isObject } from '../core/json.ts';
 import { endOfContainer } from './container-end.ts';
