@@ -98,6 +98,10 @@ function loadKernel(): Kernel | undefined {
 const kernel = loadKernel();
 let view = kernel === undefined ? undefined : new Uint8Array(kernel.memory.buffer);
 
+/**
+ * The kernel's memory as bytes, grown to hold `bytes` of input. WebAssembly memory never shrinks: it stays at the
+ * largest body seen, at most the 7 MiB body limit, a cost paid once rather than an allocation per review.
+ */
 function kernelView(kernel: Kernel, bytes: number): Uint8Array {
   const needed = INPUT_OFFSET + bytes + PADDING;
   const have = kernel.memory.buffer.byteLength;
