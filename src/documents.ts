@@ -1,5 +1,5 @@
 // YAML or JSON text → documents, each named by origin and position so that every error can say where it is.
-import { parseAllDocuments } from 'yaml';
+import { isScalar, parseAllDocuments } from 'yaml';
 import { errorMessage } from './errors.ts';
 
 export interface Document {
@@ -42,6 +42,14 @@ function splitJsonValues(text: string): string[] | undefined {
 }
 
 /** JSON is YAML, so one parser reads both. Aliases are bounded so that a small file cannot expand without limit. */
+/**
+ * A document with nothing in it: a trailing `---`, two in a row, or only a comment. yaml gives it an empty null
+ * scalar rather than no contents; an explicit `null` or `~` is a document, and is refused later as not an object.
+ */
+function isEmptyDocument(contents: unknown): boolean {
+  return contents === null || (isScalar(contents) && contents.value === null && contents.source === '');
+}
+
 export function parseDocuments(text: string, origin: string): ParsedDocuments {
   const jsonValues = splitJsonValues(text);
   if (jsonValues !== undefined) {
@@ -62,7 +70,7 @@ export function parseDocuments(text: string, origin: string): ParsedDocuments {
     const name = `${origin}#${i + 1}`;
     const [error] = document.errors;
     if (error !== undefined) return { ok: false, message: `${name}: ${error.message.split('\n')[0] ?? 'invalid YAML'}` };
-    if (document.contents === null) continue;
+    if (isEmptyDocument(document.contents)) continue;
     try {
       documents.push({ name, value: document.toJS({ maxAliasCount: 100 }) });
     } catch (error) {

@@ -61,6 +61,7 @@ const usage: readonly [string, readonly string[], RegExp][] = [
   ['serve with a bad port', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--port', '70000'], /port/],
   ['serve with a bad resync interval', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--resync-interval', 'soon'], /resync-interval/],
   ['serve with a bad log level', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--log-level', 'loud'], /log-level/],
+  ['serve with an argument', ['serve', 'extra'], /no arguments/],
   ['serve with two shortcut sources', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--shortcuts', 'a', '--shortcuts-kubeconfig', 'b'], /one/],
 ];
 for (const [name, argv, message] of usage) {
@@ -231,4 +232,64 @@ test('--shortcuts is repeatable: every path is read', async () => {
   const run = await runCli(['rewrite', '--shortcuts', empty, '--shortcuts', shortcuts, '--output', 'patch'], { stdin: sliceYaml });
   assert.equal(run.code, 0, run.stderr);
   assert.equal(JSON.parse(run.stdout)[0].value, '10.61.0.151');
+});
+
+test('empty YAML documents (a trailing ---, two in a row, a comment alone) are skipped; an explicit null is not', async () => {
+  for (const stdin of [`---\n${sliceYaml}---\n`, `${sliceYaml}---\n---\n${sliceYaml}`, `${sliceYaml}---\n# nothing here\n`]) {
+    const run = await runCli(['rewrite', '--shortcuts', shortcuts, '--output', 'json'], { stdin });
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout.trimEnd().split('\n').length, stdin.split('kind: EndpointSlice').length - 1, JSON.stringify(stdin));
+  }
+  const explicit = await runCli(['rewrite', '--shortcuts', shortcuts], { stdin: `${sliceYaml}--- null\n` });
+  assert.equal(explicit.code, 1);
+  assert.match(explicit.stderr, /stdin#2: not an object/);
+});
+
+test('--output patch of an AdmissionReview prints the JSON Patch the answer carries', async () => {
+  const review = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
+    request: { uid: 'u', kind: { group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice' }, operation: 'CREATE', object: sliceObject() } };
+  const patch = await runCli(['rewrite', '--shortcuts', shortcuts, '--output', 'patch'], { stdin: JSON.stringify(review) });
+  const answer = await runCli(['rewrite', '--shortcuts', shortcuts, '--output', 'json'], { stdin: JSON.stringify(review) });
+  assert.equal(patch.code, 0, patch.stderr);
+  const carried: unknown = JSON.parse(Buffer.from(JSON.parse(answer.stdout).response.patch, 'base64').toString());
+  assert.deepEqual(JSON.parse(patch.stdout), carried);
+  assert.equal(JSON.parse(patch.stdout)[0].value, '10.61.0.151');
+});
+
+test('an input FILE that is a folder is named (exit 1)', async () => {
+  const run = await runCli(['rewrite', '--shortcuts', shortcuts, dir]);
+  assert.equal(run.code, 1);
+  assert.ok(run.stderr.includes(dir), run.stderr);
+});
+
+test('a malformed item of a List fails the input (exit 1), naming the document and the item, with nothing printed', async () => {
+  const list = { apiVersion: 'v1', kind: 'List', items: [sliceObject(), sliceObject({ extra: { endpoints: 5 } })] };
+  const run = await runCli(['rewrite', '--shortcuts', shortcuts], { stdin: JSON.stringify(list) });
+  assert.equal(run.code, 1);
+  assert.match(run.stderr, /stdin#1.*items\/1/);
+  assert.equal(run.stdout, '');
+});
+
+test('every serve flag reads its SHORTCUT_WEBHOOK_ variable, and the flag wins', () => {
+  const env = {
+    SHORTCUT_WEBHOOK_HOST: '127.0.0.2', SHORTCUT_WEBHOOK_PORT: '9444', SHORTCUT_WEBHOOK_OPS_PORT: '8181',
+    SHORTCUT_WEBHOOK_KUBECONFIG: '/k', SHORTCUT_WEBHOOK_SHORTCUTS_KUBECONFIG: '/hub', SHORTCUT_WEBHOOK_SHORTCUTS_NAMESPACE: 'liqo',
+    SHORTCUT_WEBHOOK_CLUSTER_ID: 'cluster9', SHORTCUT_WEBHOOK_RESYNC_INTERVAL: '1m', SHORTCUT_WEBHOOK_LOG_LEVEL: 'debug',
+    SHORTCUT_WEBHOOK_TLS_CERT: '/c', SHORTCUT_WEBHOOK_TLS_KEY: '/key',
+  };
+  const fromEnv = parseCommand(['serve'], env);
+  assert.ok(fromEnv.kind === 'serve');
+  const read = (config: typeof fromEnv.config) => [config.host, config.port, config.opsPort, config.kubeconfig, config.shortcutsKubeconfig,
+    config.shortcutsNamespace, config.clusterId, config.resyncIntervalMs, config.logLevel, config.tls?.cert, config.tls?.key];
+  assert.deepEqual(read(fromEnv.config), ['127.0.0.2', 9444, 8181, '/k', '/hub', 'liqo', 'cluster9', 60_000, 'debug', '/c', '/key']);
+  const flags = parseCommand(['serve', '--host', '::1', '--port', '1', '--ops-port', '2', '--kubeconfig', '/k2', '--shortcuts-kubeconfig', '/hub2',
+    '--shortcuts-namespace', 'other', '--cluster-id', 'c1', '--resync-interval', '2m', '--log-level', 'warn', '--tls-cert', '/c2', '--tls-key', '/key2'], env);
+  assert.ok(flags.kind === 'serve');
+  assert.deepEqual(read(flags.config), ['::1', 1, 2, '/k2', '/hub2', 'other', 'c1', 120_000, 'warn', '/c2', '/key2']);
+});
+
+test('SHORTCUT_WEBHOOK_EXPLAIN turns on --explain', async () => {
+  const run = await runCli(['rewrite', '--shortcuts', shortcuts], { stdin: sliceYaml, env: { SHORTCUT_WEBHOOK_EXPLAIN: 'true' } });
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stdout, /FCC states for cluster cluster2/);
 });
