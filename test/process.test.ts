@@ -55,6 +55,9 @@ test('serves file mode with settings from the environment, and drains in-flight 
     await post1(`https://localhost:${server.webhookPort}`, certs.ca, JSON.stringify(reviewObject(sliceObject(), { uid: 'two' })));
     server.child.kill('SIGTERM');
     await waitFor(() => server.lines.some((l) => l.includes('shutting down')), { description: 'the server starts shutting down' });
+    // Draining: no new connection is taken, and the held reviews are waited for, here for a second or more.
+    await assert.rejects(post1(`https://localhost:${server.webhookPort}`, certs.ca, '{}'), /ECONNREFUSED/);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     for (const review of inFlight) review.finish();
     const answers = await Promise.all(inFlight.map((review) => review.answer));
     answers.forEach((a, i) => {

@@ -162,6 +162,16 @@ test('uses good entries of an annotation whose other entries are bad', () => {
   assert.deepEqual(addressesOf(out), ['10.63.0.1', '10.61.0.2']);
 });
 
+test('on an IPv6 slice, an original or an address that is not RFC 5952 text is not trusted or touched', () => {
+  const v6 = snapshotOf([fcc({ aPod: 'fd00:63::/32', aRemapped: 'fd00:61::/32' })]);
+  const restored = applyRewrite(rewrite(sliceObject({ addressType: 'IPv6', addresses: [['fd00:61::97', 'fd00:61::98']],
+    annotations: { [ORIGINALS]: '{"fd00:61::97":"FD00:63::97","fd00:61::98":"fd00:63::98"}' } }), snapshotOf([])));
+  assert.deepEqual(addressesOf(restored), ['fd00:61::97', 'fd00:63::98'], 'the upper-case original is dropped, the other restores');
+  const left = applyRewrite(rewrite(sliceObject({ addressType: 'IPv6', addresses: [['fd00:63::0097', 'FD00:63::97', 'fd00:63::97']] }), v6));
+  assert.deepEqual(addressesOf(left), ['fd00:63::0097', 'FD00:63::97', 'fd00:61::97']);
+  assert.equal(annotationsOf(left)?.[FLAG], 'fd00:61::97');
+});
+
 test('an annotation of a non-string type is replaced or removed, not trusted', () => {
   const result = rewrite(sliceObject({ addresses: [['10.200.0.1']], annotations: { [ORIGINALS]: { a: 1 }, [FLAG]: 3 } }));
   assert.deepEqual(result.annotations.map((a) => [a.key, a.value]), [[FLAG, undefined], [ORIGINALS, undefined]]);

@@ -68,6 +68,25 @@ test('a review whose ?timeout= budget is spent before it is read is answered unp
   }
 });
 
+test('a review whose ?timeout= budget runs out during the rewrite is answered unpatched: the patch would come too late', async () => {
+  const store = new SnapshotStore();
+  store.publishFccs([fcc()]);
+  // The rewrite reads the view once; a view that takes 150 ms stands for a rewrite that does.
+  const slow: ShortcutView = { isSynced: () => true, lastSync: () => 0, subscribe: () => () => {}, current: () => {
+    const until = performance.now() + 150;
+    while (performance.now() < until);
+    return store.current();
+  } };
+  const { app, metrics, url } = await start(slow);
+  try {
+    const answer = await post1(url, certs.ca, JSON.stringify(reviewObject(sliceObject(), { uid: 'slow' })), { path: '/mutate/endpointslices?timeout=100ms' });
+    assert.deepEqual(JSON.parse(answer.body).response, { uid: 'slow', allowed: true });
+    assert.match(await metrics.registry.metrics(), /admission_requests_total\{operation="CREATE",result="skipped"\} 1/);
+  } finally {
+    await app.close();
+  }
+});
+
 test('a generous ?timeout= does not stop the patch', async () => {
   const store = new SnapshotStore();
   store.publishFccs([fcc()]);

@@ -199,3 +199,32 @@ test('with --cluster-id, an unlabelled slice is rewritten for that cluster; a re
     await empty.close();
   }
 });
+
+test('a change of annotations alone is patched too: an identity pair is flagged, a stale flag removed', async () => {
+  const identity = await startHarness({ fccs: [fcc({ aPod: '10.70.0.0/16', aRemapped: '10.70.0.0/16' })] });
+  try {
+    const flagged = await post1(identity.url, identity.certs.ca, JSON.stringify(reviewObject(sliceObject({ addresses: [['10.70.0.5']] }))));
+    assert.deepEqual(decodePatch(flagged.body),
+      [{ op: 'add', path: '/metadata/annotations', value: { 'liqo.io/shortcut-addresses': '10.70.0.5' } }]);
+    const stale = sliceObject({ addresses: [['10.200.0.1']], annotations: { 'liqo.io/shortcut-addresses': '10.200.0.1' } });
+    const cleared = await post1(identity.url, identity.certs.ca, JSON.stringify(reviewObject(stale, { operation: 'UPDATE', oldObject: stale })));
+    assert.deepEqual(decodePatch(cleared.body), [{ op: 'remove', path: '/metadata/annotations/liqo.io~1shortcut-addresses' }]);
+  } finally {
+    await identity.close();
+  }
+});
+
+test('every review is timed in the duration histogram, and /metrics says its text format version', async () => {
+  const fresh = await startHarness({ fccs: [fcc()] });
+  try {
+    await post1(fresh.url, fresh.certs.ca, JSON.stringify(reviewObject(sliceObject())));
+    await post1(fresh.url, fresh.certs.ca, JSON.stringify(reviewObject(sliceObject({ managedBy: 'endpointslice-controller.k8s.io' }))));
+    const response = await fetch(`${fresh.opsUrl}/metrics`);
+    assert.match(response.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+    const text = await response.text();
+    assert.match(text, /^shortcut_webhook_admission_duration_seconds_count 2$/m);
+    assert.match(text, /^shortcut_webhook_admission_duration_seconds_bucket\{le="10"\} 2$/m);
+  } finally {
+    await fresh.close();
+  }
+});
