@@ -41,7 +41,6 @@ function splitJsonValues(text: string): string[] | undefined {
   return depth === 0 && values.length > 1 ? values : undefined;
 }
 
-/** JSON is YAML, so one parser reads both. Aliases are bounded so that a small file cannot expand without limit. */
 /**
  * A document with nothing in it: a trailing `---`, two in a row, or only a comment. yaml gives it an empty null
  * scalar rather than no contents; an explicit `null` or `~` is a document, and is refused later as not an object.
@@ -50,6 +49,7 @@ function isEmptyDocument(contents: unknown): boolean {
   return contents === null || (isScalar(contents) && contents.value === null && contents.source === '');
 }
 
+/** JSON is YAML, so one parser reads both. Aliases are bounded so that a small file cannot expand without limit. */
 export function parseDocuments(text: string, origin: string): ParsedDocuments {
   const jsonValues = splitJsonValues(text);
   if (jsonValues !== undefined) {
