@@ -5,6 +5,7 @@
 // over the 19 KB oldObject of the bench's review the byte loop took about 27 µs of the webhook's 270 µs per review.
 // The tests hold the two to the same answer on every input, valid JSON or not.
 import { CONTAINER_END_WASM } from './container-end-wasm.ts';
+import { WasmKernel } from './wasm-kernel.ts';
 
 /** Deeper than any Kubernetes object; past it the scan gives up and JSON.parse reads the body as usual. */
 export const MAX_DEPTH = 512;
@@ -76,54 +77,15 @@ export function endOfContainerScalar(body: Uint8Array, start: number): number {
 const INPUT_OFFSET = 1024;
 /** Spaces after the input: the kernel reads whole 64-byte blocks. */
 const PADDING = 64;
-const PAGE_BYTES = 65_536;
+const SPACE = 0x20;
 
-interface Kernel {
-  readonly memory: WebAssembly.Memory;
-  readonly endOfContainer: (length: number) => number;
-}
-
-function loadKernel(): Kernel | undefined {
-  try {
-    const { exports } = new WebAssembly.Instance(new WebAssembly.Module(CONTAINER_END_WASM));
-    const { memory, endOfContainer } = exports;
-    if (!(memory instanceof WebAssembly.Memory) || typeof endOfContainer !== 'function') return undefined;
-    return { memory, endOfContainer: endOfContainer as (length: number) => number };
-  } catch {
-    // A runtime without WebAssembly SIMD (or with --jitless): the byte loop gives the same answers, only slower.
-    return undefined;
-  }
-}
-
-const kernel = loadKernel();
-let view = kernel === undefined ? undefined : new Uint8Array(kernel.memory.buffer);
-
-/**
- * The kernel's memory as bytes, grown to hold `bytes` of input. WebAssembly memory never shrinks: it stays at the
- * largest body seen, at most the 7 MiB body limit, a cost paid once rather than an allocation per review.
- */
-function kernelView(kernel: Kernel, bytes: number): Uint8Array {
-  const needed = INPUT_OFFSET + bytes + PADDING;
-  const have = kernel.memory.buffer.byteLength;
-  if (needed > have) kernel.memory.grow(Math.ceil((needed - have) / PAGE_BYTES));
-  if (view === undefined || view.buffer !== kernel.memory.buffer) view = new Uint8Array(kernel.memory.buffer);
-  return view;
-}
+const kernel = WasmKernel.load(CONTAINER_END_WASM, 'endOfContainer');
 
 /** `endOfContainerScalar`, 64 bytes at a time when WebAssembly SIMD is there. `body[start]` must be `{` or `[`. */
 export function endOfContainer(body: Uint8Array, start: number): number {
-  if (kernel === undefined) return endOfContainerScalar(body, start);
-  const length = body.length - start;
-  let memory: Uint8Array;
-  try {
-    memory = kernelView(kernel, length);
-  } catch {
-    // The kernel's memory could not grow (the process is short of memory): a slower answer, not a refused review.
-    return endOfContainerScalar(body, start);
-  }
-  memory.set(body.subarray(start), INPUT_OFFSET);
-  memory.fill(0x20, INPUT_OFFSET + length, INPUT_OFFSET + length + PADDING);
-  const end = kernel.endOfContainer(length);
+  const input = body.subarray(start);
+  if (kernel === undefined || !kernel.write(input, INPUT_OFFSET, PADDING, SPACE)) return endOfContainerScalar(body, start);
+  const end = kernel.run(input.length);
   return end < 0 ? -1 : start + end;
 }
 

@@ -3,9 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { CONTAINER_END_WASM } from '../../src/server/container-end-wasm.ts';
 import { endOfContainer, endOfContainerScalar, MAX_DEPTH, usesKernel } from '../../src/server/container-end.ts';
-import { assemble } from '../../scripts/wasm.ts';
 
 const RUNS = 2000;
 
@@ -15,10 +13,6 @@ function both(text: string | Uint8Array, start = 0): number {
   assert.equal(endOfContainer(bytes, start), scalar, `kernel and byte loop differ on ${JSON.stringify(Buffer.from(bytes).toString())}`);
   return scalar;
 }
-
-test('the committed module is exactly what `npm run wasm` makes of container-end.wat', async () => {
-  assert.deepEqual(Buffer.from(await assemble()), CONTAINER_END_WASM);
-});
 
 test('the SIMD kernel is in use on this Node, so the comparisons below compare two implementations', () => {
   assert.equal(usesKernel(), true);
