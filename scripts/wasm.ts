@@ -15,6 +15,7 @@ export interface WasmModule {
 
 export const MODULES: readonly WasmModule[] = [
   { source: 'container-end.wat', target: 'container-end-wasm.ts', constant: 'CONTAINER_END_WASM' },
+  { source: 'endpoints-scan.wat', target: 'endpoints-scan-wasm.ts', constant: 'ENDPOINTS_SCAN_WASM' },
 ];
 
 const serverDir = new URL('../src/server/', import.meta.url);

@@ -1,19 +1,27 @@
-// parseReviewJson must read every body as JSON.parse does, except that request.oldObject may be left unbuilt.
+// parseReviewJson must read every body as JSON.parse does, except that request.oldObject may be left unbuilt and
+// request.object's endpoints reduced to what the rewrite reads of them.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { OLD_OBJECT_NOT_PARSED, parseReviewJson } from '../../src/server/review-json.ts';
 import type { Json, JsonObject } from '../../src/core/json.ts';
 import { reviewObject, sliceObject } from '../support/builders.ts';
+import { thinEndpoints } from '../support/thin-endpoints.ts';
 
 const RUNS = 400;
 
-/** JSON.parse's reading, with oldObject as parseReviewJson says it was left. */
-function expected(text: string, oldObjectParsed: boolean): unknown {
+/** JSON.parse's reading, with oldObject as parseReviewJson says it was left, and the endpoints as it read them. */
+function expected(text: string, oldObjectParsed: boolean, endpointsParsed = true): unknown {
   const value: unknown = JSON.parse(text);
-  if (oldObjectParsed) return value;
+  if (oldObjectParsed && endpointsParsed) return value;
   const copy = structuredClone(value) as { request: Record<string, unknown> };
-  copy.request.oldObject = OLD_OBJECT_NOT_PARSED;
+  if (!oldObjectParsed) copy.request.oldObject = OLD_OBJECT_NOT_PARSED;
+  const object = copy.request.object;
+  if (!endpointsParsed && typeof object === 'object' && object !== null) {
+    const slice = object as Record<string, unknown>;
+    slice.endpoints = thinEndpoints(slice.endpoints);
+  }
   return copy;
 }
 
@@ -24,9 +32,15 @@ function read(text: string): { value: unknown; cut: boolean } {
   return { value, cut };
 }
 
+/** Whether the reading took the endpoints' cut: they differ from JSON.parse's and match the rewrite's reading. */
+function endpointsCut(value: unknown, text: string, cut: boolean): boolean {
+  const plain = expected(text, !cut);
+  return !isDeepStrictEqual(value, plain);
+}
+
 function assertReadAsJsonParse(text: string): boolean {
   const { value, cut } = read(text);
-  assert.deepEqual(value, expected(text, !cut));
+  assert.deepEqual(value, expected(text, !cut, !endpointsCut(value, text, cut)));
   return cut;
 }
 
@@ -41,8 +55,8 @@ test('an UPDATE from the API server: everything but oldObject is read, oldObject
   const text = JSON.stringify(update(slice, sliceObject({ addresses: [['10.63.0.1']] })));
   const { value, cut } = read(text);
   assert.equal(cut, true);
-  assert.deepEqual(value, expected(text, false));
-  assert.deepEqual((value as { request: { object: unknown } }).request.object, slice);
+  assert.deepEqual(value, expected(text, false, false));
+  assert.deepEqual((value as { request: { object: unknown } }).request.object, { ...slice, endpoints: thinEndpoints(slice.endpoints) });
 });
 
 test('bodies without an object or array oldObject are parsed whole', () => {
@@ -71,7 +85,8 @@ test('a key "oldObject" inside the object, before the real one, falls back to th
   ]) {
     const text = JSON.stringify(update(object, sliceObject()));
     assert.equal(assertReadAsJsonParse(text), false);
-    assert.deepEqual((read(text).value as { request: { object: unknown } }).request.object, object);
+    const read_ = (read(text).value as { request: { object: { endpoints: unknown } } }).request.object;
+    assert.deepEqual({ ...read_, endpoints: undefined }, { ...object, endpoints: undefined });
   }
 });
 
@@ -93,9 +108,13 @@ test('keys repeated after oldObject win, exactly as with JSON.parse', () => {
   const first = JSON.stringify(update(sliceObject({ name: 'first' }), sliceObject()));
   const text = `${first.slice(0, -2)},"object":${JSON.stringify(sliceObject({ name: 'second' }))},"oldObject":{"again":true}}}`;
   assert.equal(assertReadAsJsonParse(text), false);
-  const duplicateObject = `${first.slice(0, -2)},"object":${JSON.stringify(sliceObject({ name: 'second' }))}}}`;
-  assert.equal(assertReadAsJsonParse(duplicateObject), true);
-  assert.equal((read(duplicateObject).value as { request: { object: { metadata: { name: string } } } }).request.object.metadata.name, 'second');
+  // The first object's endpoints were cut, but the second object wins: its placeholder is missing, so the whole
+  // body is parsed.
+  const duplicateObject = `${first.slice(0, -2)},"object":${JSON.stringify(sliceObject({ name: 'second', addresses: [['10.63.9.9']] }))}}}`;
+  assert.equal(assertReadAsJsonParse(duplicateObject), false);
+  const object = (read(duplicateObject).value as { request: { object: { metadata: { name: string }; endpoints: unknown } } }).request.object;
+  assert.equal(object.metadata.name, 'second');
+  assert.deepEqual(object.endpoints, sliceObject({ addresses: [['10.63.9.9']] }).endpoints);
 });
 
 test('strings inside oldObject may hold brackets, quotes, backslashes and any character', () => {
@@ -152,9 +171,8 @@ test('property: a cut never changes what is read, wherever the text is broken or
   const base = JSON.stringify(update(sliceObject({ annotations: { a: '}"]' } }), sliceObject({ annotations: { b: '{["' } })));
   fc.assert(fc.property(fc.nat({ max: base.length }), fc.nat({ max: 40 }), fc.string({ unit: 'binary', maxLength: 12 }), (at, drop, insert) => {
     const text = base.slice(0, at) + insert + base.slice(at + drop);
-    let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
+      JSON.parse(text);
     } catch {
       // JSON.parse refuses it: the cut must refuse it too, unless the damage lies inside oldObject alone.
       try {
@@ -166,6 +184,71 @@ test('property: a cut never changes what is read, wherever the text is broken or
       return;
     }
     const { value, cut } = read(text);
-    assert.deepEqual(value, cut ? expected(text, false) : parsed);
+    assert.deepEqual(value, expected(text, !cut, !endpointsCut(value, text, cut)));
   }), { numRuns: RUNS * 5 });
+});
+
+test('a body malformed anywhere in the object\'s endpoints is refused as JSON.parse refuses it', () => {
+  const object = sliceObject({ addresses: [['10.63.0.1', '10.63.0.2'], [], ['10.200.0.3']], annotations: { a: '[' } });
+  const base = JSON.stringify(update(object, sliceObject()));
+  const from = base.indexOf('"endpoints":');
+  const to = base.indexOf('"oldObject":');
+  let refused = 0;
+  fc.assert(fc.property(fc.integer({ min: from, max: to }), fc.nat({ max: 6 }), fc.string({ unit: 'binary', maxLength: 4 }), (at, drop, insert) => {
+    const text = base.slice(0, at) + insert + base.slice(at + drop);
+    let valid = true;
+    try {
+      JSON.parse(text);
+    } catch {
+      valid = false;
+    }
+    if (valid) {
+      assertReadAsJsonParse(text);
+      return;
+    }
+    refused++;
+    assert.throws(() => parseReviewJson(Buffer.from(text)), SyntaxError, text.slice(from, to));
+  }), { numRuns: RUNS * 5 });
+  assert.ok(refused > RUNS, `only ${refused} malformed bodies were tried`);
+  for (const bad of ['[01]', '[1.]', '[-]', '[1e]', '[tru]', '[nul]', '[falsy]', '[1,]', '[,1]', '[1 2]', '[{"a" 1}]',
+    '[{"a":1,}]', '[{1:2}]', '["\\x"]', '["\\u12G4"]', '["\u0001"]', '[[]', '[{"addresses":["1.2.3.4",]}]',
+    '[{"addresses":["1.2.3.4"}]', '[{"addresses":"1.2.3.4"]}]', '[+1]', '[.5]', '[0x1]', '[Infinity]', '[\'a\']']) {
+    const text = base.replace(/"endpoints":\[.*?\],"ports"/, `"endpoints":${bad},"ports"`);
+    assert.notEqual(text, base);
+    assert.throws(() => JSON.parse(text), SyntaxError, bad);
+    assert.throws(() => parseReviewJson(Buffer.from(text)), SyntaxError, bad);
+  }
+});
+
+test('the endpoints are read down to their addresses, exactly as JSON.parse reads those', () => {
+  const object = sliceObject({
+    addresses: [['10.63.0.1'], [], ['10.200.0.3', 7, null, { a: 1 }, ['x']], ['\u0031\u0030.63.0.4', 'é', '10.63.0.\n']],
+    extra: { ports: [] },
+  });
+  const text = JSON.stringify(update(object, sliceObject()), null, 1);
+  const value = read(text).value as { request: { object: { endpoints: unknown } } };
+  assert.deepEqual(value.request.object.endpoints, [
+    { addresses: ['10.63.0.1'] }, { addresses: [] }, { addresses: ['10.200.0.3', null, null, null, null] },
+    { addresses: ['\u0031\u0030.63.0.4', 'é', '10.63.0.\n'] },
+  ]);
+  // An element that is not an object, or has no addresses array, is read as null; the last addresses key wins.
+  const elements = '[1,"x",null,{},{"addresses":"10.63.0.1"},{"addresses":["10.63.0.1"],"addresses":["10.63.0.2"]},{"addresses":["10.63.0.1"],"addresses":{}}]';
+  const odd = JSON.stringify(update(sliceObject(), sliceObject())).replace(/"endpoints":\[.*?\],"ports"/, `"endpoints":${elements},"ports"`);
+  assert.deepEqual((read(odd).value as typeof value).request.object.endpoints, [null, null, null, null, null, { addresses: ['10.63.0.2'] }, null]);
+});
+
+test('an "endpoints" key elsewhere first, or an escaped key in an endpoint, falls back to the whole parse', () => {
+  const base = JSON.stringify(update(sliceObject(), sliceObject()));
+  // A nested "endpoints" before the object's own: its placeholder lands in spec, not in the object, so the whole
+  // body is parsed (oldObject too).
+  const nested = base.replace('"metadata":', '"spec":{"endpoints":[{"addresses":["10.0.0.1"]}]},"metadata":');
+  assert.deepEqual(read(nested), { value: JSON.parse(nested), cut: false });
+  // Written escaped, the key is "addresses" to JSON.parse: the scan leaves the endpoints to it.
+  for (const text of [
+    base.replace('"addresses":', '"addr\\u0065sses":'),
+    base.replace('"addresses":', '"addresses":["10.63.0.9"],"addr\\u0065sses":'),
+  ]) {
+    assert.notEqual(text, base);
+    assert.deepEqual(read(text), { value: expected(text, false), cut: true });
+  }
 });
