@@ -275,6 +275,8 @@ const kernel = WasmKernel.load(ENDPOINTS_SCAN_WASM, 'scanEndpoints');
 
 /** `scanEndpointsScalar`, with WebAssembly SIMD when it is there. */
 export function scanEndpoints(body: Uint8Array, start: number): EndpointsScan | undefined {
+  // Also keeps a negative start (which subarray would count from the end) from reaching the kernel.
+  if (body[start] !== BYTE.openArray) return undefined;
   const input = body.subarray(start);
   if (kernel === undefined || !kernel.write(input, INPUT_OFFSET, PADDING, 0)) return scanEndpointsScalar(body, start);
   const end = kernel.run();
