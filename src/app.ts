@@ -54,9 +54,9 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
     return503OnClosing: true,
   });
   app.server.on('session', (session) => session.setLocalWindowSize(HTTP2_WINDOW_BYTES));
-  // JSON.parse alone, less oldObject (see review-json.ts): reviews are never merged into prototypes (fields are read
-  // with Object.hasOwn), so the default parser's prototype-poisoning scan would only turn legitimate `__proto__` keys
-  // into refusals.
+  // JSON.parse alone, less oldObject and all of the endpoints but their addresses (see review-json.ts): reviews are
+  // never merged into prototypes (fields are read with Object.hasOwn), so the default parser's prototype-poisoning
+  // scan would only turn legitimate `__proto__` keys into refusals.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body: Buffer, done) => {
     try {
