@@ -234,12 +234,8 @@ function onlyStrings(addresses: readonly unknown[]): Json[] | undefined {
  * then grew by about 120 MB a second between full collections.
  */
 export function endpointsFrom(body: Uint8Array, scan: EndpointsScan): readonly Json[] {
-  let bytes = 2;
-  for (let e = 0; e < scan.count; e++) {
-    const start = scan.spans[2 * e] ?? -1;
-    bytes += 1 + (start < 0 ? NULL_TEXT.length : ADDRESSES_OPEN.length + 1 + (scan.spans[2 * e + 1] ?? start) - start);
-  }
-  const text = Buffer.allocUnsafe(bytes);
+  // The addresses arrays lie inside the endpoints array: its length bounds theirs.
+  const text = Buffer.allocUnsafe(scan.end - scan.start + scan.count * (ADDRESSES_OPEN.length + 2) + 2);
   let at = 0;
   text[at++] = BYTE.openArray;
   for (let e = 0; e < scan.count; e++) {

@@ -89,6 +89,11 @@ const refusals: readonly [string, string | Buffer, string | undefined, number, R
   ['JSON that is not a review', '{"hello":"world"}', 'application/json', 400, /malformed AdmissionReview: apiVersion/],
   ['a review without a uid', JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { operation: 'CREATE' } }), 'application/json', 400, /uid/],
   ['a JSON array', '[]', 'application/json', 400, /not a JSON object/],
+  // The endpoints are read by a scan, not JSON.parse: it must refuse what JSON.parse refuses.
+  ...['[{"addresses":["10.63.0.1"],}]', '[{"addresses":["10.63.0.1"] "x":1}]', '[{"addresses":["10.63.0.1"],"port":01}]', '[{"addresses":["10.63.0.1\\x"]}]']
+    .map((endpoints): [string, string, string, number, RegExp] => [`a review with endpoints ${endpoints}`,
+      JSON.stringify(reviewObject(sliceObject(), { operation: 'UPDATE', oldObject: sliceObject() }))
+        .replace(/"endpoints":\[.*?\],"ports"/, `"endpoints":${endpoints},"ports"`), 'application/json', 400, /not valid JSON/]),
   ['a text/plain body', 'hello', 'text/plain', 415, /Content-Type must be application\/json/],
   ['a YAML body', 'apiVersion: v1', 'application/yaml', 415, /Content-Type/],
   ['an oversized body', Buffer.alloc(7 * 1024 * 1024 + 10, 0x20), 'application/json', 413, /7 MiB/],
