@@ -79,12 +79,13 @@ function oldObjectSpan(body: Buffer): Cut | undefined {
  * the search reads a few hundred bytes.
  */
 function endpointsSpan(body: Buffer, limit: number): (Cut & { scan: EndpointsScan }) | undefined {
-  const key = body.subarray(0, limit).indexOf(ENDPOINTS_KEY);
-  if (key < 0) return undefined;
-  const start = skipWhitespace(body, key + ENDPOINTS_KEY.length);
-  if (body[start] !== BYTE.openArray) return undefined;
   // Read no further than the limit: the array must close before oldObject opens.
-  const scan = scanEndpoints(body.subarray(0, limit), start);
+  const head = body.subarray(0, limit);
+  const key = head.indexOf(ENDPOINTS_KEY);
+  if (key < 0) return undefined;
+  // The scan refuses anything but an array (null, a string) itself: no check of the bracket here.
+  const start = skipWhitespace(head, key + ENDPOINTS_KEY.length);
+  const scan = scanEndpoints(head, start);
   return scan === undefined ? undefined : { start, end: scan.end, placeholder: ENDPOINTS_PLACEHOLDER_JSON, scan };
 }
 

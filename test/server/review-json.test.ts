@@ -252,3 +252,14 @@ test('an "endpoints" key elsewhere first, or an escaped key in an endpoint, fall
     assert.deepEqual(read(text), { value: expected(text, false), cut: true });
   }
 });
+
+test('endpoints that are not an array (null, a string, an object, absent) are read by JSON.parse as they are', () => {
+  const base = JSON.stringify(update(sliceObject(), sliceObject()));
+  for (const value of ['null', '"x"', '{"addresses":["10.63.0.1"]}', '1']) {
+    const text = base.replace(/"endpoints":\[.*?\],"ports"/, `"endpoints":${value},"ports"`);
+    assert.notEqual(text, base);
+    assert.deepEqual(read(text), { value: expected(text, false), cut: true });
+  }
+  const absent = base.replace(/"endpoints":\[.*?\],"ports"/, '"ports"');
+  assert.deepEqual(read(absent), { value: expected(absent, false), cut: true });
+});
