@@ -2,7 +2,6 @@
 import type { Server } from 'node:http';
 import type { Http2SecureServer } from 'node:http2';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyError } from 'fastify';
-import { parseReviewJson } from './server/review-json.ts';
 import type { Logger } from './log.ts';
 import { admissionRoute, type AdmissionRouteOptions, type AnyFastify } from './server/admission-route.ts';
 import { opsRoutes, type OpsRouteOptions } from './server/ops-routes.ts';
@@ -54,13 +53,13 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
     return503OnClosing: true,
   });
   app.server.on('session', (session) => session.setLocalWindowSize(HTTP2_WINDOW_BYTES));
-  // JSON.parse alone, less oldObject and all of the endpoints but their addresses (see review-json.ts): reviews are
-  // never merged into prototypes (fields are read with Object.hasOwn), so the default parser's prototype-poisoning
-  // scan would only turn legitimate `__proto__` keys into refusals.
+  // One JSON.parse of the whole body, as the API server sent it: invalid JSON anywhere (oldObject included) is a 400.
+  // Reviews are never merged into prototypes (fields are read with Object.hasOwn, and JSON.parse makes `__proto__`
+  // an own property), so fastify's prototype-poisoning scan would only turn legitimate `__proto__` keys into refusals.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body: Buffer, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     try {
-      done(null, parseReviewJson(body));
+      done(null, JSON.parse(typeof body === 'string' ? body : body.toString('utf8')));
     } catch (error) {
       done(Object.assign(new Error(`body is not valid JSON: ${errorMessage(error)}`), { statusCode: 400 }), undefined);
     }

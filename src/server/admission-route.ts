@@ -13,7 +13,7 @@
 //
 // Never a deny: a path optimisation must not block writes.
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerBase } from 'fastify';
-import { admissionResponse, admissionResponseJson, Outcome, type ReviewOutcome } from '../admission/responses.ts';
+import { admissionResponse, Outcome, type ReviewOutcome } from '../admission/responses.ts';
 import { reviewEndpointSlice } from '../admission/review-endpoint-slice.ts';
 import { decodeReview, type AdmissionRequest } from '../admission/review.ts';
 import { sliceName } from '../core/endpoint-slice.ts';
@@ -24,8 +24,6 @@ import type { Metrics } from '../metrics.ts';
 import type { ShortcutView } from '../view/shortcut-view.ts';
 
 export const ADMISSION_PATH = '/mutate/endpointslices';
-/** What fastify would send for an object; the answer is serialized here, see admissionResponseJson. */
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 export interface AdmissionRouteOptions {
   readonly view: ShortcutView;
@@ -109,6 +107,6 @@ export function admissionRoute<S extends RawServerBase>(app: AnyFastify<S>, opti
     const elapsed = reply.elapsedTime;
     options.metrics.observeReview(admission.operation, outcome, elapsed / 1000);
     logOutcome(options.logger, admission, outcome, elapsed);
-    return reply.code(200).type(JSON_TYPE).send(admissionResponseJson(admissionResponse(admission, outcome)));
+    return reply.code(200).send(admissionResponse(admission, outcome));
   });
 }

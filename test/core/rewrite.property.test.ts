@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import jsonpatch from 'fast-json-patch';
-import { encodedPatch, patchFor, patchJson } from '../../src/admission/patch.ts';
+import { patchFor } from '../../src/admission/patch.ts';
 import { isSkip } from '../../src/core/endpoint-slice.ts';
 import { isCanonicalAddress } from '../../src/core/ip.ts';
 import type { Json, JsonObject } from '../../src/core/json.ts';
@@ -55,15 +55,6 @@ test('rewriting twice gives the same slice as rewriting once', () => {
   }), { numRuns: RUNS });
 });
 
-test('applying the emitted patch to the received object yields exactly the rewritten slice', () => {
-  fc.assert(fc.property(sliceArbitrary, snapshotArbitrary, (slice, snapshot) => {
-    const result = rewriteEndpointSlice(slice, snapshot);
-    assert.ok(!isSkip(result));
-    const patched = jsonpatch.applyPatch(structuredClone(slice), patchFor(result).map((op) => ({ ...op })), true, false).newDocument;
-    assert.deepEqual(patched, applyRewrite(result));
-  }), { numRuns: RUNS });
-});
-
 // IPv6 as well: its canonical text has letters and colons, and the originals annotation maps them.
 const hextet = fc.integer({ min: 0, max: 0xffff }).map((n) => n.toString(16));
 const ipv6 = fc.tuple(fc.constantFrom('fd00:1', 'fd00:2', 'fd00:3'), hextet, hextet).map(([net, a, b]) => `${net}::${a}:${b}`);
@@ -74,21 +65,24 @@ const ipv6Slice = fc.record({
 const ipv6Snapshot = fc.subarray(['fd00:1::/32', 'fd00:2::/32', 'fd00:3::/32'], { minLength: 2, maxLength: 2 })
   .map(([source = '', target = '']) => snapshotOf([fcc({ aPod: source, aRemapped: target })]));
 
-test('the patch text and its base64 are exactly JSON.stringify of the operations, for both families', () => {
-  const check = (slice: JsonObject, snapshot: Snapshot) => {
-    const result = rewriteEndpointSlice(slice, snapshot);
-    assert.ok(!isSkip(result));
-    const json = JSON.stringify(patchFor(result));
-    assert.equal(patchJson(result), json);
-    assert.equal(encodedPatch(result), Buffer.from(json, 'utf8').toString('base64'));
-  };
-  fc.assert(fc.property(sliceArbitrary, snapshotArbitrary, check), { numRuns: RUNS });
-  fc.assert(fc.property(ipv6Slice, ipv6Snapshot, check), { numRuns: RUNS });
-  // And the IPv6 case really rewrites something, so the property is not vacuous there.
-  const slice = JSON.parse(JSON.stringify(sliceObject({ addressType: 'IPv6', addresses: [['fd00:1::a:b']] })));
+function patchYieldsRewrite(slice: JsonObject, snapshot: Snapshot): void {
+  const result = rewriteEndpointSlice(slice, snapshot);
+  assert.ok(!isSkip(result));
+  const patched = jsonpatch.applyPatch(structuredClone(slice), patchFor(result).map((op) => ({ ...op })), true, false).newDocument;
+  assert.deepEqual(patched, applyRewrite(result));
+}
+
+test('applying the emitted patch to the received object yields exactly the rewritten slice', () => {
+  fc.assert(fc.property(sliceArbitrary, snapshotArbitrary, patchYieldsRewrite), { numRuns: RUNS });
+});
+
+test('the emitted patch yields the rewritten slice for IPv6 slices too', () => {
+  fc.assert(fc.property(ipv6Slice, ipv6Snapshot, patchYieldsRewrite), { numRuns: RUNS });
+  // The IPv6 case really rewrites something, so the property is not vacuous there.
+  const slice: JsonObject = JSON.parse(JSON.stringify(sliceObject({ addressType: 'IPv6', addresses: [['fd00:1::a:b']] })));
   const result = rewriteEndpointSlice(slice, snapshotOf([fcc({ aPod: 'fd00:1::/32', aRemapped: 'fd00:2::/32' })]));
   assert.ok(!isSkip(result));
-  assert.match(patchJson(result), /"value":"fd00:2::a:b"/);
+  assert.deepEqual(patchFor(result)[0], { op: 'replace', path: '/endpoints/0/addresses/0', value: 'fd00:2::a:b' });
 });
 
 test('with an empty view every rewritten address is restored to its hub address', () => {
