@@ -3,10 +3,11 @@ import type { Server } from 'node:http';
 import type { Http2SecureServer } from 'node:http2';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyError } from 'fastify';
 import type { Logger } from './log.ts';
-import { admissionRoute, type AdmissionRouteOptions, type AnyFastify } from './server/admission-route.ts';
+import { admissionRoute, type AdmissionRouteOptions } from './server/admission-route.ts';
+import type { AnyFastify } from './server/any-fastify.ts';
 import { opsRoutes, type OpsRouteOptions } from './server/ops-routes.ts';
 import { secureContextOptions, type TlsMaterial } from './tls.ts';
-import { errorMessage } from './errors.ts';
+import { errorMessage } from './util/errors.ts';
 
 /**
  * The API server caps a request at 3 MiB, so a review carries at most object + oldObject (6 MiB) plus its

@@ -1,8 +1,8 @@
 // Flags + environment → one frozen config per command. Every default lives here, and every bad value gets one
 // readable error (a UsageError: exit code 2). Flags win over SHORTCUT_WEBHOOK_* variables.
 import { parseArgs } from 'node:util';
-import { parseDuration } from './duration.ts';
-import { errorMessage } from './errors.ts';
+import { parseDuration } from './util/duration.ts';
+import { errorMessage } from './util/errors.ts';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';

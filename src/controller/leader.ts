@@ -5,7 +5,7 @@ import { isObject, objectAt, stringField } from '../core/json.ts';
 import { namespacedName } from '../core/object-name.ts';
 import { describeError, httpStatus } from '../kube/client.ts';
 import type { Logger } from '../log.ts';
-import { ProblemLatch } from '../problem-latch.ts';
+import { ProblemLatch } from '../util/problem-latch.ts';
 
 const GROUP = 'coordination.k8s.io';
 const VERSION = 'v1';

@@ -2,7 +2,7 @@
 // change, slices already stored are wrong until Liqo rewrites them, so this lists the reflected slices and patches
 // those that differ. Each patch passes through the webhook, which computes the same f: no loop.
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
-import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from '../backoff.ts';
+import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from '../util/backoff.ts';
 import { MANAGED_BY_LABEL, REFLECTION_MANAGER } from '../core/endpoint-slice.ts';
 import { pairSignature } from '../core/pair-changes.ts';
 import type { Snapshot } from '../core/snapshot.ts';

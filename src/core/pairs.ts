@@ -223,3 +223,12 @@ export function evaluatePairs(
   const usable = all.filter((pair) => !sourceConflicts.has(pair) && !targetConflicts.has(pair) && !chains.has(pair));
   return { states, pairs: usable.sort((a, b) => compareCidrs(a.hubPrefix, b.hubPrefix)) };
 }
+
+/** A state in one line: the rule of a usable pair, or why the FCC gives none. */
+export function describeState(state: PairState): string {
+  if (state.usable) {
+    const { pair } = state;
+    return `${pair.hubPrefix.text} -> ${pair.shortcutPrefix.text} (peer ${pair.peer})`;
+  }
+  return state.detail;
+}

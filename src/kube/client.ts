@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { delimiter } from 'node:path';
 import { ApiException, KubeConfig } from '@kubernetes/client-node';
 import { isObject, objectAt, stringField } from '../core/json.ts';
-import { errorMessage } from '../errors.ts';
+import { errorMessage } from '../util/errors.ts';
 
 export interface KubeAccess {
   readonly config: KubeConfig;

@@ -12,13 +12,14 @@
 //   body over 7 MiB                            413
 //
 // Never a deny: a path optimisation must not block writes.
-import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerBase } from 'fastify';
+import type { RawServerBase } from 'fastify';
+import type { AnyFastify } from './any-fastify.ts';
 import { admissionResponse, Outcome, type ReviewOutcome } from '../admission/responses.ts';
 import { reviewEndpointSlice } from '../admission/review-endpoint-slice.ts';
 import { decodeReview, type AdmissionRequest } from '../admission/review.ts';
 import { sliceName } from '../core/endpoint-slice.ts';
-import { parseDuration } from '../duration.ts';
-import { errorMessage } from '../errors.ts';
+import { parseDuration } from '../util/duration.ts';
+import { errorMessage } from '../util/errors.ts';
 import { describeEdits, type Logger } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { ShortcutView } from '../view/shortcut-view.ts';
@@ -88,10 +89,6 @@ function logOutcome(logger: Logger, request: AdmissionRequest, outcome: ReviewOu
       logger.error({ ...context, err: errorMessage(outcome.error) }, 'review failed, allowed without a patch');
   }
 }
-
-/** Any fastify instance: the webhook runs on HTTP/2 with HTTP/1.1 fallback, tests may use either. */
-export type AnyFastify<S extends RawServerBase = RawServerBase> =
-  FastifyInstance<S, RawRequestDefaultExpression<S>, RawReplyDefaultExpression<S>, FastifyBaseLogger>;
 
 export function admissionRoute<S extends RawServerBase>(app: AnyFastify<S>, options: AdmissionRouteOptions): void {
   const budgetMs = budgets();

@@ -1,8 +1,8 @@
 // What a graceful stop needs to know: how many reviews are still being answered, and which HTTP/2 sessions are
 // open. The API server keeps HTTP/2 connections open between reviews, and server.close() alone waits for them to
 // end (fastify's own session tracking never sees server sessions), so they are sent a GOAWAY instead.
-import type { ServerHttp2Session } from 'node:http2';
-import type { WebhookApp } from '../app.ts';
+import type { Http2SecureServer, ServerHttp2Session } from 'node:http2';
+import type { AnyFastify } from './any-fastify.ts';
 
 export interface Drain {
   /** Sends every open HTTP/2 session a GOAWAY: streams in progress finish, no new ones start. */
@@ -11,7 +11,7 @@ export interface Drain {
   idle(): Promise<void>;
 }
 
-export function trackDrain(app: WebhookApp): Drain {
+export function trackDrain(app: AnyFastify<Http2SecureServer>): Drain {
   const sessions = new Set<ServerHttp2Session>();
   let inFlight = 0;
   let waiters: (() => void)[] = [];

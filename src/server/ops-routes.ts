@@ -2,7 +2,7 @@
 import type { Metrics } from '../metrics.ts';
 import type { ShortcutView } from '../view/shortcut-view.ts';
 import type { RawServerBase } from 'fastify';
-import type { AnyFastify } from './admission-route.ts';
+import type { AnyFastify } from './any-fastify.ts';
 import { debugPairs } from './debug-pairs.ts';
 
 export interface Readiness {

@@ -4,7 +4,7 @@ import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { decodeFcc, FCC_GROUP, FCC_PLURAL, FCC_VERSION, type ForeignClusterConnection } from '../core/fcc.ts';
 import { isObject, objectAt, stringField } from '../core/json.ts';
 import { TUNNEL_CONNECTED, type TunnelStates } from '../core/pairs.ts';
-import type { BackoffOptions } from '../backoff.ts';
+import type { BackoffOptions } from '../util/backoff.ts';
 import type { Logger } from '../log.ts';
 import { readListPage } from '../kube/client.ts';
 import { ListWatch } from './list-watch.ts';

@@ -1,5 +1,5 @@
 // Documents → FCCs: single objects, Lists of them, anything else reported and ignored.
-import type { Document } from '../documents.ts';
+import type { Document } from '../util/documents.ts';
 import { decodeFcc, FCC_KIND, isFccObject, type ForeignClusterConnection } from '../core/fcc.ts';
 import { field, isArray, isObject, stringField } from '../core/json.ts';
 

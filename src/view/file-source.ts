@@ -2,9 +2,9 @@
 // keeps the last good view (and says why once), so a typo never drops the shortcuts in use.
 import { dirname } from 'node:path';
 import type { Logger } from '../log.ts';
-import { ProblemLatch } from '../problem-latch.ts';
-import { SerialTask } from '../serial-task.ts';
-import { watchPaths, type PathWatch } from '../watch-paths.ts';
+import { ProblemLatch } from '../util/problem-latch.ts';
+import { SerialTask } from '../util/serial-task.ts';
+import { watchPaths, type PathWatch } from '../util/watch-paths.ts';
 import { parseShortcutTexts, readShortcutTexts } from './shortcut-files.ts';
 import type { SnapshotStore } from './shortcut-view.ts';
 

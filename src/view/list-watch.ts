@@ -2,12 +2,12 @@
 // hot loop when the server closes the stream, so this one owns restart with capped, jittered backoff, relists on
 // 410 Gone, and becomes synced after the first successful list, even an empty one.
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
-import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from '../backoff.ts';
+import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from '../util/backoff.ts';
 import { isObject, objectField, stringField } from '../core/json.ts';
 import { namespacedName } from '../core/object-name.ts';
 import { describeError, httpStatus, type ListPage } from '../kube/client.ts';
 import type { Logger } from '../log.ts';
-import { ProblemLatch } from '../problem-latch.ts';
+import { ProblemLatch } from '../util/problem-latch.ts';
 
 export interface ListWatchOptions {
   /** What is watched, for logs: `foreignclusterconnections`. */

@@ -1,8 +1,8 @@
 // Reads `--shortcuts` paths: files with one or more YAML/JSON documents, or folders of such files.
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseDocuments, type Document } from '../documents.ts';
-import { errorMessage } from '../errors.ts';
+import { parseDocuments, type Document } from '../util/documents.ts';
+import { errorMessage } from '../util/errors.ts';
 import { fccsFromDocuments, type FccDocuments } from './fcc-documents.ts';
 
 const DOCUMENT_FILE = /\.(ya?ml|json)$/i;

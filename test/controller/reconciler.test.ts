@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
-import { Backoff } from '../../src/backoff.ts';
+import { Backoff } from '../../src/util/backoff.ts';
 import { planSlice } from '../../src/controller/plan.ts';
 import { httpStatus } from '../../src/kube/client.ts';
 import { SliceReconciler } from '../../src/controller/reconciler.ts';

@@ -1,7 +1,7 @@
 // Go-style durations: `?timeout=` from the API server and the --resync-interval flag.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseDuration } from '../src/duration.ts';
+import { parseDuration } from '../../src/util/duration.ts';
 
 test('reads the durations Kubernetes writes', () => {
   assert.equal(parseDuration('10s'), 10_000);

@@ -1,11 +1,11 @@
 // `rewrite --explain`: plain-text tables a person reads next to `kubectl get`, one per slice, then FCC states.
-import { containsAddress } from './core/cidr.ts';
-import type { ForeignClusterConnection } from './core/fcc.ts';
-import { localClusters } from './core/local-clusters.ts';
-import { hubPrefixFor, type PairState } from './core/pairs.ts';
-import type { AddressTrace } from './core/rewrite.ts';
-import type { Snapshot } from './core/snapshot.ts';
-import type { DocumentResult } from './offline.ts';
+import { containsAddress } from '../core/cidr.ts';
+import type { ForeignClusterConnection } from '../core/fcc.ts';
+import { localClusters } from '../core/local-clusters.ts';
+import { describeState, hubPrefixFor, type PairState } from '../core/pairs.ts';
+import type { AddressTrace } from '../core/rewrite.ts';
+import type { Snapshot } from '../core/snapshot.ts';
+import type { DocumentResult } from './rewrite-documents.ts';
 
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
@@ -16,14 +16,6 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
 /** Addresses left alone may hold spaces or nothing at all: quote them so the table shows what is really there. */
 function shown(text: string): string {
   return /^[\x21-\x7e]+$/.test(text) ? text : JSON.stringify(text);
-}
-
-export function describeState(state: PairState): string {
-  if (state.usable) {
-    const { pair } = state;
-    return `${pair.hubPrefix.text} -> ${pair.shortcutPrefix.text} (peer ${pair.peer})`;
-  }
-  return state.detail;
 }
 
 function stateTable(states: readonly PairState[]): string[] {

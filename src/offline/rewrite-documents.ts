@@ -1,13 +1,13 @@
 // The offline harness behind `shortcut-webhook rewrite`: each document through the same code path as the server.
-import { admissionResponse } from './admission/responses.ts';
-import { patchFor, type PatchOperation } from './admission/patch.ts';
-import { reviewEndpointSlice } from './admission/review-endpoint-slice.ts';
-import { decodeReview } from './admission/review.ts';
-import type { Document } from './documents.ts';
-import { asEndpointSlice, isSkip, sliceName } from './core/endpoint-slice.ts';
-import { field, isArray, isObject, stringField, type Json, type JsonObject } from './core/json.ts';
-import { applyRewrite, rewriteEndpointSlice, type AddressTrace, type SliceRewrite } from './core/rewrite.ts';
-import type { Snapshot } from './core/snapshot.ts';
+import { admissionResponse } from '../admission/responses.ts';
+import { patchFor, type PatchOperation } from '../admission/patch.ts';
+import { reviewEndpointSlice } from '../admission/review-endpoint-slice.ts';
+import { decodeReview } from '../admission/review.ts';
+import type { Document } from '../util/documents.ts';
+import { asEndpointSlice, isSkip, sliceName } from '../core/endpoint-slice.ts';
+import { field, isArray, isObject, stringField, type Json, type JsonObject } from '../core/json.ts';
+import { applyRewrite, rewriteEndpointSlice, type AddressTrace, type SliceRewrite } from '../core/rewrite.ts';
+import type { Snapshot } from '../core/snapshot.ts';
 
 export interface DocumentResult {
   readonly name: string;

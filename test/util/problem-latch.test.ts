@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ProblemLatch } from '../src/problem-latch.ts';
+import { ProblemLatch } from '../../src/util/problem-latch.ts';
 
 test('a problem is new once, again after it changed, and again after it was cleared', () => {
   const latch = new ProblemLatch();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { SerialTask } from '../src/serial-task.ts';
+import { SerialTask } from '../../src/util/serial-task.ts';
 
 function gate(): { promise: Promise<void>; open(): void } {
   let open = () => {};

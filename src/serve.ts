@@ -1,0 +1,212 @@
+// Composition root of `serve`: config -> view -> apps -> listen; signals. The only place the server is started.
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { buildOpsApp, buildWebhookApp, type WebhookApp } from './app.ts';
+import { EXIT_INVALID_INPUT, EXIT_OK } from './cli.ts';
+import type { ServeConfig } from './config.ts';
+import { localClusters, localStates } from './core/local-clusters.ts';
+import { pairChanges } from './core/pair-changes.ts';
+import { describeState, type PairState } from './core/pairs.ts';
+import type { Snapshot } from './core/snapshot.ts';
+import type { KubeAccess } from './kube/client.ts';
+import { createLogger, type Logger } from './log.ts';
+import { Metrics } from './metrics.ts';
+import { trackDrain } from './server/drain.ts';
+import { CertificateWatcher, developmentTls, secureContextOptions } from './tls.ts';
+import { errorMessage } from './util/errors.ts';
+import { FileShortcutSource } from './view/file-source.ts';
+import { SnapshotStore } from './view/shortcut-view.ts';
+
+/** Logs each FCC whose state changed for a local cluster, once per change. */
+function pairLogger(logger: Logger, clusterId: string | undefined): (snapshot: Snapshot) => void {
+  let previous = new Map<string, readonly PairState[]>();
+  return (snapshot) => {
+    const next = new Map<string, readonly PairState[]>();
+    for (const cluster of localClusters(snapshot, clusterId)) {
+      // Only FCCs naming this cluster: in a mesh of leaves the others are thousands of not-this-cluster lines.
+      const { states } = snapshot.forCluster(cluster);
+      next.set(cluster, states);
+      for (const change of pairChanges(previous.get(cluster) ?? [], states)) {
+        const { after } = change;
+        const context = { cluster, fcc: change.fcc, before: change.before ?? null, version: snapshot.version };
+        if (after === undefined) logger.info(context, 'shortcut gone');
+        else if (after.usable) logger.info({ ...context, pair: describeState(after) }, 'shortcut usable');
+        else logger.warn({ ...context, reason: after.reason, detail: after.detail }, 'shortcut unusable');
+      }
+    }
+    previous = next;
+  };
+}
+
+/**
+ * The local cluster (Liqo Connections, the controller) and the cluster holding the FCCs. In file mode KUBECONFIG is
+ * not followed: `npm start` on a laptop must never reconcile whatever cluster the shell happens to point at. The
+ * Kubernetes client is loaded only when some cluster may be there to talk to.
+ */
+async function kubeAccessFor(config: ServeConfig, env: NodeJS.ProcessEnv): Promise<{ local: KubeAccess | undefined; shortcuts: KubeAccess | undefined }> {
+  const localFile = config.kubeconfig ?? (config.source === 'cluster' ? env.KUBECONFIG || undefined : undefined);
+  const inPod = Boolean(env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT);
+  if (localFile === undefined && config.shortcutsKubeconfig === undefined && !inPod) return { local: undefined, shortcuts: undefined };
+  const { loadKubeAccess } = await import('./kube/client.ts');
+  const local = loadKubeAccess(localFile, env);
+  const shortcuts = config.shortcutsKubeconfig !== undefined ? loadKubeAccess(config.shortcutsKubeconfig, env) : local;
+  return { local, shortcuts };
+}
+
+const LEASE_NAME = 'shortcut-webhook-controller';
+/** Below the Deployment's 30 s grace period minus its 5 s preStop pause, so the exit is ours and not a SIGKILL. */
+const SHUTDOWN_DEADLINE_MS = 20_000;
+const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/** The downward API's POD_NAMESPACE, else the service account's namespace file; undefined outside a pod. */
+function podNamespace(env: NodeJS.ProcessEnv): string | undefined {
+  if (env.POD_NAMESPACE) return env.POD_NAMESPACE;
+  try {
+    return readFileSync(SERVICE_ACCOUNT_NAMESPACE, 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `::` reaches IPv6-only and dual-stack pods alike; a kernel without IPv6 refuses it, and then IPv4 will do. */
+async function listenAll(app: { listen(options: { host: string; port: number }): Promise<string> }, host: string | undefined, port: number): Promise<void> {
+  if (host !== undefined) {
+    await app.listen({ host, port });
+    return;
+  }
+  try {
+    await app.listen({ host: '::', port });
+  } catch (error) {
+    const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
+    if (code !== 'EAFNOSUPPORT' && code !== 'EADDRNOTAVAIL') throw error;
+    await app.listen({ host: '0.0.0.0', port });
+  }
+}
+
+function signalled(): Promise<string> {
+  return new Promise((resolve) => {
+    const stop = (signal: string) => resolve(signal);
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  });
+}
+
+export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promise<number> {
+  const logger = createLogger(config.logLevel);
+  const metrics = new Metrics();
+  const store = new SnapshotStore();
+  metrics.trackView(store);
+  store.subscribe((snapshot) => metrics.setPairStates(localStates(snapshot, config.clusterId)));
+  store.subscribe(pairLogger(logger, config.clusterId));
+
+  let tlsFiles;
+  try {
+    tlsFiles = config.tls ?? developmentTls(logger);
+  } catch (error) {
+    logger.fatal({ err: errorMessage(error) }, 'no --tls-cert/--tls-key and no development certificate could be made');
+    return EXIT_INVALID_INPUT;
+  }
+  let webhook: WebhookApp | undefined;
+  const certificates = new CertificateWatcher({
+    files: tlsFiles,
+    logger,
+    onReload: (material) => webhook?.server.setSecureContext(secureContextOptions(material)),
+  });
+  let tls;
+  try {
+    tls = await certificates.start();
+  } catch (error) {
+    logger.fatal({ err: errorMessage(error) }, 'cannot load the serving certificate');
+    return EXIT_INVALID_INPUT;
+  }
+
+  let clusters;
+  try {
+    clusters = await kubeAccessFor(config, env);
+  } catch (error) {
+    logger.fatal({ err: errorMessage(error) }, 'cannot load the kubeconfig');
+    certificates.stop();
+    return EXIT_INVALID_INPUT;
+  }
+  const { local, shortcuts } = clusters;
+  if (config.source === 'cluster' && shortcuts === undefined) {
+    logger.fatal('no cluster to watch shortcuts on: run in a pod, give --kubeconfig (or KUBECONFIG) or --shortcuts-kubeconfig, or --shortcuts FILE for file mode');
+    certificates.stop();
+    return EXIT_INVALID_INPUT;
+  }
+  const clusterMode = config.source === 'cluster' && shortcuts !== undefined;
+  let source: { start(): Promise<void>; stop(): Promise<void> };
+  if (clusterMode) {
+    const { ClusterShortcutSource } = await import('./view/cluster-source.ts');
+    source = new ClusterShortcutSource({
+      store, logger, shortcutsConfig: shortcuts.config, namespace: config.shortcutsNamespace, localConfig: local?.config,
+      onRestart: () => metrics.viewWatchRestarts.inc(),
+    });
+    logger.info({ from: shortcuts.origin, namespace: config.shortcutsNamespace ?? 'all' }, 'watching ForeignClusterConnections');
+  } else {
+    source = new FileShortcutSource({ paths: config.shortcuts, store, logger });
+    logger.info({ paths: config.shortcuts }, 'reading ForeignClusterConnections from files');
+  }
+  let controller: { start(): void; stop(): Promise<void>; trigger(reason: string, delayMs: number): void } | undefined;
+  let elector: { start(): void; stop(): Promise<void> } | undefined;
+  if (!config.controller) logger.info('controller off (--no-controller)');
+  else if (local === undefined) logger.info('controller off: no local cluster API to reconcile stored slices with (file mode without --kubeconfig)');
+  else {
+    const [{ LeaderElector }, { SliceReconciler }] = await Promise.all([import('./controller/leader.ts'), import('./controller/reconciler.ts')]);
+    const namespace = podNamespace(env);
+    const leaderElector = namespace === undefined ? undefined : new LeaderElector({
+      config: local.config, namespace, name: LEASE_NAME, identity: env.POD_NAME || `${hostname()}-${process.pid}`, logger,
+      onChange: (leader) => { if (leader) controller?.trigger('became the leader', 0); },
+    });
+    if (leaderElector === undefined) logger.info('no POD_NAMESPACE: no leader election, this replica reconciles alone');
+    elector = leaderElector;
+    controller = new SliceReconciler({
+      config: local.config, view: store, clusterId: config.clusterId, logger, metrics, resyncIntervalMs: config.resyncIntervalMs,
+      ...(leaderElector === undefined ? {} : { isLeader: () => leaderElector.isLeader() }),
+    });
+  }
+
+  let stopping = false;
+  const readiness = (): string[] => [
+    ...(store.isSynced() ? [] : ['shortcut view not synced yet']),
+    ...(certificates.current() === undefined ? ['serving certificate not loaded'] : []),
+    ...(stopping ? ['shutting down'] : []),
+  ];
+  webhook = buildWebhookApp({ view: store, metrics, logger, clusterId: config.clusterId, tls });
+  const drain = trackDrain(webhook);
+  const ops = buildOpsApp({ view: store, metrics, logger, readiness, clusterId: config.clusterId });
+  const stopSignal = signalled();
+  try {
+    await listenAll(ops, config.host, config.opsPort);
+    await listenAll(webhook, config.host, config.port);
+  } catch (error) {
+    logger.fatal({ err: errorMessage(error) }, 'cannot listen');
+    await Promise.allSettled([webhook.close(), ops.close()]);
+    certificates.stop();
+    return EXIT_INVALID_INPUT;
+  }
+  await source.start();
+  elector?.start();
+  controller?.start();
+  logger.info({ webhook: webhook.addresses(), ops: ops.addresses(), source: config.source, clusterId: config.clusterId ?? null }, 'serving');
+
+  const signal = await stopSignal;
+  stopping = true;
+  logger.info({ signal }, 'shutting down: finishing in-flight reviews');
+  drain.closeSessions();
+  const drained = await Promise.race([
+    Promise.all([webhook.close(), drain.idle()]).then(() => true),
+    new Promise<false>((resolve) => setTimeout(() => resolve(false), SHUTDOWN_DEADLINE_MS).unref()),
+  ]);
+  if (!drained) logger.warn({ deadlineMs: SHUTDOWN_DEADLINE_MS }, 'reviews still open at the shutdown deadline, stopping anyway');
+  await controller?.stop();
+  await elector?.stop();
+  await source.stop();
+  certificates.stop();
+  await ops.close();
+  logger.info('stopped');
+  // Whatever still holds the event loop (a client's idle keep-alive socket, a slow API call) must not keep a
+  // terminating pod alive until SIGKILL; an unref'd timer only fires if something else is still there.
+  setTimeout(() => process.exit(EXIT_OK), 1000).unref();
+  return EXIT_OK;
+}
