@@ -56,13 +56,24 @@ function envName(flag: string): string {
 type Value = string | boolean | (string | boolean)[];
 
 /** Flag values with where each came from, so a bad value is reported under the name the user actually set. */
+interface FlagSources {
+  readonly values: ReadonlyMap<string, Value>;
+  /** Flags read from their environment variable rather than given on the command line. */
+  readonly fromEnv: ReadonlySet<string>;
+  readonly positionals: readonly string[];
+  /** --help was given: nothing else is checked. */
+  readonly help: boolean;
+}
+
 class FlagValues {
-  constructor(
-    private readonly values: ReadonlyMap<string, Value>,
-    private readonly fromEnv: ReadonlySet<string>,
-    readonly positionals: readonly string[],
-    readonly help: boolean,
-  ) {}
+  private readonly values: ReadonlyMap<string, Value>;
+  private readonly fromEnv: ReadonlySet<string>;
+  readonly positionals: readonly string[];
+  readonly help: boolean;
+
+  constructor(sources: FlagSources) {
+    ({ values: this.values, fromEnv: this.fromEnv, positionals: this.positionals, help: this.help } = sources);
+  }
 
   /** `--port` when given as a flag, `SHORTCUT_WEBHOOK_PORT` when read from the environment. */
   name(flag: string): string {
@@ -115,7 +126,7 @@ function readFlags(flags: FlagTable, argv: readonly string[], env: NodeJS.Proces
   }
   const values = new Map<string, Value>();
   for (const [flag, value] of Object.entries(parsed.values)) if (value !== undefined) values.set(flag, value);
-  if (values.get('help') === true) return new FlagValues(values, new Set(), parsed.positionals, true);
+  if (values.get('help') === true) return new FlagValues({ values, fromEnv: new Set(), positionals: parsed.positionals, help: true });
   const fromEnv = new Set<string>();
   for (const [flag, spec] of Object.entries(flags)) {
     if (values.has(flag) || flag === 'help') continue;
@@ -129,7 +140,7 @@ function readFlags(flags: FlagTable, argv: readonly string[], env: NodeJS.Proces
       values.set(flag, spec.multiple ? raw.split(',').map((part) => part.trim()).filter((part) => part !== '') : raw);
     }
   }
-  return new FlagValues(values, fromEnv, parsed.positionals, false);
+  return new FlagValues({ values, fromEnv, positionals: parsed.positionals, help: false });
 }
 
 export interface ServeConfig {

@@ -18,7 +18,7 @@ interface Allowed {
 const ALLOWED: Readonly<Record<string, Allowed>> = {
   core: { layers: ['core'], packages: ['ipaddr.js'] },
   admission: { layers: ['core', 'admission'], packages: [] },
-  util: { layers: ['util'], packages: ['node:', 'yaml'] },
+  util: { layers: ['core', 'util'], packages: ['node:', 'yaml'] },
   kube: { layers: ['core', 'util', 'kube'], packages: ['node:', '@kubernetes/client-node'] },
   view: { layers: ['core', 'util', 'kube', 'view', 'log'], packages: ['node:', '@kubernetes/client-node'] },
   controller: {

@@ -1,19 +1,23 @@
 // The closed set of answers a review can get, and the one place that turns them into AdmissionReview JSON.
+import type { SkipReason } from '../core/endpoint-slice.ts';
 import type { SliceRewrite } from '../core/rewrite.ts';
 import type { AdmissionRequest } from './review.ts';
+
+/** Why a review is answered unpatched without a rewrite: the slice's own reasons, and those only a review has. */
+export type ReviewSkipReason = SkipReason | 'operation' | 'deadline' | 'view-not-synced';
 
 export type ReviewOutcome =
   /** `patch` is what the answer carries (`encodedPatch`); `patchFor(rewrite)` gives the operations, for people. */
   | { readonly kind: 'patched'; readonly rewrite: SliceRewrite; readonly patch: string }
   | { readonly kind: 'unchanged'; readonly rewrite: SliceRewrite }
-  | { readonly kind: 'skipped'; readonly reason: string; readonly detail: string }
+  | { readonly kind: 'skipped'; readonly reason: ReviewSkipReason; readonly detail: string }
   /** Something broke inside the webhook: the write goes through untouched, the error is logged and counted. */
   | { readonly kind: 'error'; readonly error: unknown };
 
 export const Outcome = {
   patched: (rewrite: SliceRewrite, patch: string): ReviewOutcome => ({ kind: 'patched', rewrite, patch }),
   unchanged: (rewrite: SliceRewrite): ReviewOutcome => ({ kind: 'unchanged', rewrite }),
-  skipped: (reason: string, detail: string): ReviewOutcome => ({ kind: 'skipped', reason, detail }),
+  skipped: (reason: ReviewSkipReason, detail: string): ReviewOutcome => ({ kind: 'skipped', reason, detail }),
   errored: (error: unknown): ReviewOutcome => ({ kind: 'error', error }),
 } as const;
 

@@ -1,5 +1,6 @@
 // Decodes an AdmissionReview from untrusted JSON: v1, or v1beta1 answered in kind. No casts, only narrowing.
 import { field, isObject, objectField, stringField, type Json, type JsonObject } from '../core/json.ts';
+import { failure, success, type Result } from '../core/result.ts';
 
 export const REVIEW_V1 = 'admission.k8s.io/v1';
 export const REVIEW_V1BETA1 = 'admission.k8s.io/v1beta1';
@@ -17,13 +18,9 @@ export interface AdmissionRequest {
   readonly object: Json | undefined;
 }
 
-export type DecodedReview =
-  | { readonly ok: true; readonly request: AdmissionRequest }
-  | { readonly ok: false; readonly message: string };
+export type DecodedReview = Result<AdmissionRequest>;
 
-function invalid(message: string): DecodedReview {
-  return { ok: false, message };
-}
+const invalid = failure<AdmissionRequest>;
 
 function groupVersionKind(value: JsonObject | undefined): GroupVersionKind | undefined {
   if (value === undefined) return undefined;
@@ -48,15 +45,12 @@ export function decodeReview(body: unknown): DecodedReview {
   if (uid === undefined || uid === '') return invalid('request.uid is missing or not a non-empty string');
   const operation = stringField(request, 'operation');
   if (operation === undefined) return invalid('request.operation is missing or not a string');
-  return {
-    ok: true,
-    request: {
-      apiVersion,
-      uid,
-      kind: groupVersionKind(objectField(request, 'kind')),
-      operation,
-      dryRun: field(request, 'dryRun') === true,
-      object: field(request, 'object'),
-    },
-  };
+  return success({
+    apiVersion,
+    uid,
+    kind: groupVersionKind(objectField(request, 'kind')),
+    operation,
+    dryRun: field(request, 'dryRun') === true,
+    object: field(request, 'object'),
+  });
 }

@@ -128,8 +128,3 @@ export const ipv6: AddressCodec<bigint> = {
   add: (value, offset) => value + offset,
   subtract: (value, other) => value - other,
 };
-
-/** True when `text` is an address of `family` written exactly as this module would write it. */
-export function isCanonicalAddress(text: string, family: Family): boolean {
-  return family === 'IPv4' ? parseIPv4(text) !== undefined : ipv6.parseCanonical(text) !== undefined;
-}

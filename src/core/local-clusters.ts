@@ -7,14 +7,21 @@ export function localClusters(snapshot: Snapshot, clusterId: string | undefined)
   return clusterId !== undefined ? [clusterId] : snapshot.clusterIds;
 }
 
+export interface StatesScope {
+  /** The local cluster whose states are wanted. */
+  readonly cluster: string;
+  /** `--cluster-id`, if configured. */
+  readonly configured: string | undefined;
+}
+
 /**
  * The states shown for one local cluster: with a configured cluster every FCC (others as not-this-cluster), without
  * one only the FCCs naming it, since any cluster an FCC names may be the one a slice is for.
  */
-export function statesOf(snapshot: Snapshot, clusterId: string | undefined, cluster: string): readonly PairState[] {
-  return clusterId !== undefined ? snapshot.statesFor(cluster) : snapshot.forCluster(cluster).states;
+export function statesOf(snapshot: Snapshot, scope: StatesScope): readonly PairState[] {
+  return scope.configured !== undefined ? snapshot.statesFor(scope.cluster) : snapshot.forCluster(scope.cluster).states;
 }
 
 export function localStates(snapshot: Snapshot, clusterId: string | undefined): readonly PairState[] {
-  return localClusters(snapshot, clusterId).flatMap((cluster) => statesOf(snapshot, clusterId, cluster));
+  return localClusters(snapshot, clusterId).flatMap((cluster) => statesOf(snapshot, { cluster, configured: clusterId }));
 }

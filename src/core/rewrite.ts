@@ -117,7 +117,7 @@ function annotationBytes(current: JsonObject | undefined, desired: readonly Anno
   return total;
 }
 
-function reasonFor(input: string, base: string, output: string, pair: ShortcutPair | undefined, flagged: boolean): AddressReason {
+function reasonFor({ input, base, output, pair, flagged }: Omit<AddressTrace, 'reason' | 'endpoint' | 'address'>): AddressReason {
   if (pair !== undefined) return output === base && flagged ? 'identity' : 'rewritten';
   if (output !== input) return 'restored';
   return flagged ? 'through-shortcut' : 'no-pair';
@@ -170,7 +170,8 @@ function rewriteFamily<V extends number | bigint>(
       }
       if (observe !== undefined) {
         const pair = remapped === undefined ? undefined : index.sourceOf(baseValue)?.pair;
-        observe({ endpoint: e, address: a, input, base, output, pair, reason: reasonFor(input, base, output, pair, isFlagged), flagged: isFlagged });
+        const trace = { input, base, output, pair, flagged: isFlagged };
+        observe({ endpoint: e, address: a, ...trace, reason: reasonFor(trace) });
       }
     }
   }

@@ -42,8 +42,8 @@ export async function runRewrite(config: RewriteConfig, io: Io): Promise<number>
   }
   const documents = parseDocuments(text, origin);
   if (!documents.ok) return fail(documents.message);
-  const rewritten = rewriteDocuments(documents.documents, snapshot, { clusterId: config.clusterId });
+  const rewritten = rewriteDocuments(documents.value, snapshot, { clusterId: config.clusterId });
   if (!rewritten.ok) return fail(rewritten.message);
-  io.stdout.write(config.explain ? explain(rewritten.results, snapshot, config.clusterId) : render(rewritten.results, config.output));
+  io.stdout.write(config.explain ? explain(rewritten.value, snapshot, config.clusterId) : render(rewritten.value, config.output));
   return EXIT_OK;
 }

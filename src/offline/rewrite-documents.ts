@@ -1,5 +1,5 @@
 // The offline harness behind `shortcut-webhook rewrite`: each document through the same code path as the server.
-import { admissionResponse } from '../admission/responses.ts';
+import { admissionResponse, type ReviewSkipReason } from '../admission/responses.ts';
 import { patchFor, type PatchOperation } from '../admission/patch.ts';
 import { reviewEndpointSlice } from '../admission/review-endpoint-slice.ts';
 import { decodeReview } from '../admission/review.ts';
@@ -7,6 +7,7 @@ import type { Document } from '../util/documents.ts';
 import { asEndpointSlice, isSkip, sliceName } from '../core/endpoint-slice.ts';
 import { field, isArray, isObject, stringField, type Json, type JsonObject } from '../core/json.ts';
 import { applyRewrite, rewriteEndpointSlice, type AddressTrace, type SliceRewrite } from '../core/rewrite.ts';
+import { failure, success, type Result } from '../core/result.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 
 export interface DocumentResult {
@@ -20,7 +21,7 @@ export interface DocumentResult {
 }
 
 /** Why a slice was left alone: a SliceSkip, or a reason only a review has (such as its operation). */
-export interface LeftAlone { readonly skip: string; readonly detail: string }
+export interface LeftAlone { readonly skip: ReviewSkipReason; readonly detail: string }
 
 export interface SliceReport {
   readonly name: string;
@@ -28,9 +29,6 @@ export interface SliceReport {
   readonly traces: readonly AddressTrace[];
 }
 
-export type RewriteOutcome =
-  | { readonly ok: true; readonly results: readonly DocumentResult[] }
-  | { readonly ok: false; readonly message: string };
 
 export interface OfflineOptions {
   readonly clusterId?: string | undefined;
@@ -52,7 +50,7 @@ function rewriteOne(object: unknown, snapshot: Snapshot, options: OfflineOptions
 function reviewDocument(name: string, value: JsonObject, snapshot: Snapshot, options: OfflineOptions): DocumentResult | string {
   const decoded = decodeReview(value);
   if (!decoded.ok) return `${name}: invalid AdmissionReview: ${decoded.message}`;
-  const { request } = decoded;
+  const request = decoded.value;
   const traces: AddressTrace[] = [];
   const outcome = reviewEndpointSlice(request, snapshot, { ...options, observe: (trace) => traces.push(trace) });
   const explained: SliceRewrite | LeftAlone = outcome.kind === 'patched' || outcome.kind === 'unchanged'
@@ -106,12 +104,12 @@ function withoutAddedType(item: JsonObject, output: JsonObject): JsonObject {
 }
 
 /** All or nothing: one invalid document fails the run (exit 1) before anything is printed. */
-export function rewriteDocuments(documents: readonly Document[], snapshot: Snapshot, options: OfflineOptions = {}): RewriteOutcome {
+export function rewriteDocuments(documents: readonly Document[], snapshot: Snapshot, options: OfflineOptions = {}): Result<readonly DocumentResult[]> {
   const results: DocumentResult[] = [];
   for (const document of documents) {
     const result = rewriteDocument(document, snapshot, options);
-    if (typeof result === 'string') return { ok: false, message: result };
+    if (typeof result === 'string') return failure(result);
     results.push(result);
   }
-  return { ok: true, results };
+  return success(results);
 }

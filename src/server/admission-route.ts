@@ -96,7 +96,7 @@ export function admissionRoute<S extends RawServerBase>(app: AnyFastify<S>, opti
     const decoded = decodeReview(request.body);
     // Refused like every other bad body: the app's error handler counts, logs and answers.
     if (!decoded.ok) throw Object.assign(new Error(`malformed AdmissionReview: ${decoded.message}`), { statusCode: 400 });
-    const admission = decoded.request;
+    const admission = decoded.value;
     const budget = budgetMs(request.query);
     let outcome = options.view.isSynced() ? deadline(reply.elapsedTime, budget) ?? review(admission, options) : NOT_SYNCED;
     // Checked again after the work: a patch the API server has stopped waiting for helps nobody.

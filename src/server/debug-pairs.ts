@@ -14,14 +14,23 @@ export interface DebugPairs {
   }[];
 }
 
-export function debugPairs(snapshot: Snapshot, clusterId: string | undefined, synced: boolean, lastSync: number | undefined): DebugPairs {
+export interface DebugPairsInput {
+  readonly snapshot: Snapshot;
+  /** `--cluster-id`, if configured. */
+  readonly clusterId: string | undefined;
+  readonly synced: boolean;
+  /** Epoch ms of the last sync, undefined before the first. */
+  readonly lastSync: number | undefined;
+}
+
+export function debugPairs({ snapshot, clusterId, synced, lastSync }: DebugPairsInput): DebugPairs {
   return {
     version: snapshot.version,
     synced,
     lastSync: lastSync === undefined ? null : new Date(lastSync).toISOString(),
     fccs: snapshot.fccs.length,
     clusters: localClusters(snapshot, clusterId).map((id) => {
-      const states = statesOf(snapshot, clusterId, id);
+      const states = statesOf(snapshot, { cluster: id, configured: clusterId });
       return {
         clusterId: id,
         pairs: snapshot.forCluster(id).pairs.map((pair) => ({

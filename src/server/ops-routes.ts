@@ -30,6 +30,6 @@ export function opsRoutes<S extends RawServerBase>(app: AnyFastify<S>, options: 
   });
   app.get('/debug/pairs', async () => {
     const { view } = options;
-    return debugPairs(view.current(), options.clusterId, view.isSynced(), view.lastSync());
+    return debugPairs({ snapshot: view.current(), clusterId: options.clusterId, synced: view.isSynced(), lastSync: view.lastSync() });
   });
 }

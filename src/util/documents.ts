@@ -1,5 +1,6 @@
 // YAML or JSON text → documents, each named by origin and position so that every error can say where it is.
 import { isScalar, parseAllDocuments } from 'yaml';
+import { failure, success, type Result } from '../core/result.ts';
 import { errorMessage } from './errors.ts';
 
 export interface Document {
@@ -8,9 +9,7 @@ export interface Document {
   readonly value: unknown;
 }
 
-export type ParsedDocuments =
-  | { readonly ok: true; readonly documents: readonly Document[] }
-  | { readonly ok: false; readonly message: string };
+export type ParsedDocuments = Result<readonly Document[]>;
 
 /**
  * Concatenated JSON values (JSON Lines, or pretty objects one after another, as `--output json` and `jq` print
@@ -58,10 +57,10 @@ export function parseDocuments(text: string, origin: string): ParsedDocuments {
       try {
         documents.push({ name: `${origin}#${i + 1}`, value: JSON.parse(value) });
       } catch (error) {
-        return { ok: false, message: `${origin}#${i + 1}: ${errorMessage(error)}` };
+        return failure(`${origin}#${i + 1}: ${errorMessage(error)}`);
       }
     }
-    return { ok: true, documents };
+    return success(documents);
   }
   const documents: Document[] = [];
   const parsed = parseAllDocuments(text, { schema: 'core', uniqueKeys: true, prettyErrors: false });
@@ -69,13 +68,13 @@ export function parseDocuments(text: string, origin: string): ParsedDocuments {
   for (const [i, document] of all.entries()) {
     const name = `${origin}#${i + 1}`;
     const [error] = document.errors;
-    if (error !== undefined) return { ok: false, message: `${name}: ${error.message.split('\n')[0] ?? 'invalid YAML'}` };
+    if (error !== undefined) return failure(`${name}: ${error.message.split('\n')[0] ?? 'invalid YAML'}`);
     if (isEmptyDocument(document.contents)) continue;
     try {
       documents.push({ name, value: document.toJS({ maxAliasCount: 100 }) });
     } catch (error) {
-      return { ok: false, message: `${name}: ${errorMessage(error)}` };
+      return failure(`${name}: ${errorMessage(error)}`);
     }
   }
-  return { ok: true, documents };
+  return success(documents);
 }

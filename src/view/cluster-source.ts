@@ -124,10 +124,6 @@ export class ClusterShortcutSource {
     this.fccs.start();
   }
 
-  isSynced(): boolean {
-    return this.fccs.isSynced();
-  }
-
   async stop(): Promise<void> {
     await Promise.all([this.fccs.stop(), this.connections?.stop()]);
   }

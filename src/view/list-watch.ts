@@ -57,7 +57,6 @@ export class ListWatch {
   private abort: AbortController | undefined;
   private publishPending = false;
   private readonly problems = new ProblemLatch();
-  private synced = false;
   private readonly backoff: Backoff;
   private running: Promise<void> | undefined;
   private firstAttempt: Promise<void>;
@@ -75,10 +74,6 @@ export class ListWatch {
   /** Resolves after the first list has succeeded or failed once. */
   attempted(): Promise<void> {
     return this.firstAttempt;
-  }
-
-  isSynced(): boolean {
-    return this.synced;
   }
 
   async stop(): Promise<void> {
@@ -120,7 +115,6 @@ export class ListWatch {
           }
           this.resourceVersion = result.resourceVersion;
           needList = false;
-          this.synced = true;
           this.recovered();
           this.options.onChange(this.objects);
           this.options.onFresh?.();

@@ -2,6 +2,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseDocuments, type Document } from '../util/documents.ts';
+import { failure, success, type Result } from '../core/result.ts';
 import { errorMessage } from '../util/errors.ts';
 import { fccsFromDocuments, type FccDocuments } from './fcc-documents.ts';
 
@@ -14,7 +15,7 @@ export interface ShortcutFiles extends FccDocuments {
   readonly fingerprint: string;
 }
 
-export type LoadedShortcutFiles = { readonly ok: true; readonly value: ShortcutFiles } | { readonly ok: false; readonly message: string };
+export type LoadedShortcutFiles = Result<ShortcutFiles>;
 
 /**
  * Folders are read in name order, skipping dot entries: a mounted ConfigMap or Secret keeps each file once as
@@ -40,7 +41,7 @@ export interface ShortcutTexts {
   readonly fingerprint: string;
 }
 
-export type ReadShortcutTexts = { readonly ok: true; readonly value: ShortcutTexts } | { readonly ok: false; readonly message: string };
+export type ReadShortcutTexts = Result<ShortcutTexts>;
 
 export async function readShortcutTexts(paths: readonly string[]): Promise<ReadShortcutTexts> {
   const names: string[] = [];
@@ -48,7 +49,7 @@ export async function readShortcutTexts(paths: readonly string[]): Promise<ReadS
     try {
       names.push(...await filesUnder(path));
     } catch (error) {
-      return { ok: false, message: `cannot read shortcuts ${path}: ${errorMessage(error)}` };
+      return failure(`cannot read shortcuts ${path}: ${errorMessage(error)}`);
     }
   }
   const files: { file: string; text: string }[] = [];
@@ -56,20 +57,20 @@ export async function readShortcutTexts(paths: readonly string[]): Promise<ReadS
     try {
       files.push({ file, text: await readFile(file, 'utf8') });
     } catch (error) {
-      return { ok: false, message: `cannot read shortcuts ${file}: ${errorMessage(error)}` };
+      return failure(`cannot read shortcuts ${file}: ${errorMessage(error)}`);
     }
   }
-  return { ok: true, value: { files, fingerprint: files.map(({ file, text }) => `${file}\0${text}`).join('\0') } };
+  return success({ files, fingerprint: files.map(({ file, text }) => `${file}\0${text}`).join('\0') });
 }
 
 export function parseShortcutTexts(texts: ShortcutTexts): LoadedShortcutFiles {
   const documents: Document[] = [];
   for (const { file, text } of texts.files) {
     const parsed = parseDocuments(text, file);
-    if (!parsed.ok) return { ok: false, message: `invalid shortcuts ${parsed.message}` };
-    documents.push(...parsed.documents);
+    if (!parsed.ok) return failure(`invalid shortcuts ${parsed.message}`);
+    documents.push(...parsed.value);
   }
-  return { ok: true, value: { ...fccsFromDocuments(documents), files: texts.files.map(({ file }) => file), fingerprint: texts.fingerprint } };
+  return success({ ...fccsFromDocuments(documents), files: texts.files.map(({ file }) => file), fingerprint: texts.fingerprint });
 }
 
 export async function loadShortcutFiles(paths: readonly string[]): Promise<LoadedShortcutFiles> {

@@ -11,7 +11,7 @@ const snapshot = snapshotOf([fcc()]);
 function requestOf(body: Json): AdmissionRequest {
   const decoded = decodeReview(body);
   assert.ok(decoded.ok, decoded.ok ? '' : decoded.message);
-  return decoded.request;
+  return decoded.value;
 }
 
 function decodedPatch(body: Json): unknown {
@@ -83,7 +83,7 @@ test('dry-run requests are handled identically', () => {
 test('every outcome is allowed, and only patched carries a patch', () => {
   const request = { apiVersion: 'admission.k8s.io/v1', uid: 'u' } as const;
   assert.deepEqual(admissionResponse(request, Outcome.errored(new Error('boom'))).response, { uid: 'u', allowed: true });
-  assert.deepEqual(admissionResponse(request, Outcome.skipped('x', 'y')).response, { uid: 'u', allowed: true });
+  assert.deepEqual(admissionResponse(request, Outcome.skipped('deadline', 'y')).response, { uid: 'u', allowed: true });
 });
 
 const malformed: readonly [string, Json, RegExp][] = [

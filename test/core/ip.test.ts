@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formatIPv4, formatIPv6, ipv4, ipv6, isCanonicalAddress, parseIPv4 } from '../../src/core/ip.ts';
+import { formatIPv4, formatIPv6, ipv4, ipv6, parseIPv4 } from '../../src/core/ip.ts';
+import { isCanonicalAddress } from '../support/builders.ts';
 
 const ipv4Vectors: readonly [string, number | undefined][] = [
   ['10.63.0.151', 0x0a3f0097],

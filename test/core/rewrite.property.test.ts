@@ -5,11 +5,10 @@ import fc from 'fast-check';
 import jsonpatch from 'fast-json-patch';
 import { patchFor } from '../../src/admission/patch.ts';
 import { isSkip } from '../../src/core/endpoint-slice.ts';
-import { isCanonicalAddress } from '../../src/core/ip.ts';
 import type { Json, JsonObject } from '../../src/core/json.ts';
 import { applyRewrite, rewriteEndpointSlice } from '../../src/core/rewrite.ts';
 import type { Snapshot } from '../../src/core/snapshot.ts';
-import { fcc, sliceObject, snapshotOf } from '../support/builders.ts';
+import { fcc, isCanonicalAddress, sliceObject, snapshotOf } from '../support/builders.ts';
 
 const RUNS = 300;
 

@@ -1,5 +1,6 @@
 // Object builders for tests: the shapes Liqo and the API server really produce, with only what a test varies.
 import { decodeFcc, type ForeignClusterConnection } from '../../src/core/fcc.ts';
+import { ipv4, ipv6, type Family } from '../../src/core/ip.ts';
 import type { Json, JsonObject } from '../../src/core/json.ts';
 import { buildSnapshot, type Snapshot } from '../../src/core/snapshot.ts';
 
@@ -110,4 +111,9 @@ export function reviewObject(object: Json, options: { operation?: string; uid?: 
       options: { apiVersion: 'meta.k8s.io/v1', kind: 'CreateOptions' },
     },
   };
+}
+
+/** True when `text` is an address of `family` written exactly as the webhook writes addresses. */
+export function isCanonicalAddress(text: string, family: Family): boolean {
+  return (family === 'IPv4' ? ipv4.parseCanonical(text) : ipv6.parseCanonical(text)) !== undefined;
 }

@@ -15,7 +15,7 @@ export function webhookHook(view: ShortcutView, clusterId?: string): MutateHook 
       request: { uid: 'test', kind: { group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice' }, operation: context.operation, object },
     });
     if (!decoded.ok) throw new Error(decoded.message);
-    const outcome = reviewEndpointSlice(decoded.request, view.current(), { clusterId });
+    const outcome = reviewEndpointSlice(decoded.value, view.current(), { clusterId });
     if (outcome.kind !== 'patched') return object;
     return jsonpatch.applyPatch(structuredClone(object), patchFor(outcome.rewrite).map((op) => ({ ...op })), true, false).newDocument;
   };
