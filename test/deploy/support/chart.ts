@@ -1,11 +1,13 @@
-// Renders charts/shortcut-webhook as `helm template` would (values merged over values.yaml and checked against
-// values.schema.json first), with the Go template emulation in go-template.ts.
+// Renders charts/shortcut-webhook with the real helm (scripts/kube-tools.ts): `helm template --include-crds` for the
+// objects, `helm install --dry-run=client` for the NOTES (which `helm template` drops). Values go in as a file, as
+// users give them with -f; helm merges them over values.yaml and checks them against values.schema.json.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Ajv } from 'ajv';
 import { parse } from 'yaml';
-import { TemplateSet } from './go-template.ts';
+import { kubeTools } from '../../../scripts/kube-tools.ts';
 import { isRecord, parseManifests, type KubeObject } from './kube.ts';
 import { repoPath } from './paths.ts';
 
@@ -21,80 +23,84 @@ export function chartValues(): Record<string, unknown> {
   return values;
 }
 
-export function valuesSchema(): Record<string, unknown> {
-  const schema: unknown = JSON.parse(readFileSync(join(chartDir, 'values.schema.json'), 'utf8'));
-  assert.ok(isRecord(schema));
-  return schema;
-}
+/** The Helm release lines the chart is checked with. */
+export type HelmLine = 'v4' | 'v3';
+export const helmLines: readonly HelmLine[] = ['v4', 'v3'];
 
-/** Helm's coalescing: maps merge, null deletes, anything else replaces. */
-export function mergeValues(base: Record<string, unknown>, overrides: Record<string, unknown>): Record<string, unknown> {
-  const merged: Record<string, unknown> = { ...base };
-  for (const [key, value] of Object.entries(overrides)) {
-    const current = merged[key];
-    if (value === null) delete merged[key];
-    else if (isRecord(value) && isRecord(current)) merged[key] = mergeValues(current, value);
-    else merged[key] = value;
-  }
-  return merged;
-}
-
-export function schemaErrors(values: unknown): string[] {
-  const validate = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(valuesSchema());
-  if (validate(values)) return [];
-  return (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message ?? ''} ${JSON.stringify(error.params)}`);
+export function helmBinary(line: HelmLine): string {
+  const tools = kubeTools();
+  return line === 'v4' ? tools.helm : tools.helm3;
 }
 
 export interface RenderOptions {
   readonly values?: Record<string, unknown>;
   readonly releaseName?: string;
   readonly namespace?: string;
+  readonly helm?: HelmLine;
 }
 
 export interface RenderedChart {
   readonly objects: readonly KubeObject[];
-  /** Rendered text of each template file that produced output. */
-  readonly files: ReadonlyMap<string, string>;
+  /** The text helm printed, for comparing two renders. */
+  readonly text: string;
+  /** NOTES.txt as `helm install` prints it (rendered on first read). */
   readonly notes: string;
-  readonly values: Record<string, unknown>;
 }
 
-function templateFiles(): string[] {
-  return readdirSync(join(chartDir, 'templates')).sort();
+export interface HelmRun {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
 }
 
-export function loadTemplates(): TemplateSet {
-  const set = new TemplateSet();
-  for (const file of templateFiles()) set.add(file, readFileSync(join(chartDir, 'templates', file), 'utf8'));
-  return set;
+/** Runs helm with the values written to a file and handed over with -f. */
+export function runHelm(args: readonly string[], options: RenderOptions = {}): HelmRun {
+  const dir = mkdtempSync(join(tmpdir(), 'shortcut-webhook-chart-'));
+  try {
+    const valuesFile = join(dir, 'values.json');
+    writeFileSync(valuesFile, JSON.stringify(options.values ?? {}));
+    const result = spawnSync(helmBinary(options.helm ?? 'v4'), [...args, '-f', valuesFile], {
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+      // No kubeconfig, no repositories, no cache outside the temporary folder: the render is offline.
+      env: { PATH: process.env['PATH'] ?? '', HOME: dir, KUBECONFIG: join(dir, 'none'), HELM_CACHE_HOME: dir, HELM_CONFIG_HOME: dir, HELM_DATA_HOME: dir },
+    });
+    assert.equal(result.error, undefined);
+    return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function releaseArgs(options: RenderOptions): string[] {
+  return [options.releaseName ?? 'shortcut-webhook', chartDir, '--namespace', options.namespace ?? 'shortcut-webhook'];
 }
 
 export function renderChart(options: RenderOptions = {}): RenderedChart {
-  const values = mergeValues(chartValues(), options.values ?? {});
-  assert.deepEqual(schemaErrors(values), [], 'values do not match values.schema.json');
-  const chart = readYamlFile(join(chartDir, 'Chart.yaml'));
-  assert.ok(isRecord(chart));
-  const releaseName = options.releaseName ?? 'shortcut-webhook';
-  const namespace = options.namespace ?? 'shortcut-webhook';
-  const context = {
-    Values: values,
-    Release: { Name: releaseName, Namespace: namespace, Service: 'Helm', IsInstall: true, IsUpgrade: false, Revision: 1n },
-    Chart: { Name: chart['name'], Version: chart['version'], AppVersion: chart['appVersion'], Description: chart['description'] },
+  const result = runHelm(['template', ...releaseArgs(options), '--include-crds'], options);
+  assert.equal(result.status, 0, `helm template failed: ${result.stderr}`);
+  let notes: string | undefined;
+  return {
+    objects: parseManifests(result.stdout, 'helm template'),
+    text: result.stdout,
+    get notes(): string {
+      notes ??= renderNotes(options);
+      return notes;
+    },
   };
-  const set = loadTemplates();
-  const files = new Map<string, string>();
-  const objects: KubeObject[] = [];
-  let notes = '';
-  for (const file of templateFiles()) {
-    if (file.startsWith('_')) continue;
-    const text = set.render(file, context);
-    if (file === 'NOTES.txt') {
-      notes = text;
-      continue;
-    }
-    if (text.trim() === '') continue;
-    files.set(file, text);
-    objects.push(...parseManifests(text, `templates/${file}`));
-  }
-  return { objects, files, notes, values };
+}
+
+function renderNotes(options: RenderOptions): string {
+  const result = runHelm(['install', ...releaseArgs(options), '--dry-run=client', '--output', 'json'], options);
+  assert.equal(result.status, 0, `helm install --dry-run failed: ${result.stderr}`);
+  const release: unknown = JSON.parse(result.stdout);
+  assert.ok(isRecord(release) && isRecord(release['info']) && typeof release['info']['notes'] === 'string');
+  return release['info']['notes'];
+}
+
+/** helm's error for values it must refuse; fails the test when helm renders them. */
+export function helmRefusal(options: RenderOptions): string {
+  const result = runHelm(['template', ...releaseArgs(options)], options);
+  assert.notEqual(result.status, 0, `helm rendered ${JSON.stringify(options.values)}`);
+  return result.stderr;
 }
