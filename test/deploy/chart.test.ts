@@ -266,9 +266,6 @@ describe('the chart rendered with its defaults', () => {
       /^\.metadata\.labels\.app\.kubernetes\.io\/managed-by$/,
       /^\.metadata\.labels\.app\.kubernetes\.io\/version$/,
       /^\.webhooks\.0\.clientConfig\.caBundle$/,
-      // The templated CRD: the release's instance label and the keep policy.
-      /^\.metadata\.labels\.app\.kubernetes\.io\/instance$/,
-      /^\.metadata\.annotations$/,
     ];
     const unnamed: string[] = [];
     const seen = new Set<RegExp>();
@@ -415,10 +412,13 @@ describe('the chart with other values', () => {
     assert.deepEqual(at(webhookOf(rendered.objects), 'namespaceSelector.matchExpressions.[0].values'), ['shortcut-webhook', 'kube-system', 'liqo']);
   });
 
-  test('crds.install false leaves the CRD to Liqo; crds.keep false lets Helm delete it', () => {
-    assert.ok(!renderChart({ values: { crds: { install: false } } }).objects.some((object) => object.kind === 'CustomResourceDefinition'));
-    const crd = only(renderChart({ values: { crds: { keep: false } } }).objects, 'CustomResourceDefinition');
-    assert.equal(crd.metadata.annotations, undefined);
+  test('the CRD comes from crds/: installed where missing, skipped with --skip-crds, never a template Helm owns', () => {
+    assert.ok(!readdirSync(templatesDir).some((file) => file.includes('crd')));
+    const skipped = runHelm(['template', 'shortcut-webhook', chartDir, '--namespace', 'shortcut-webhook', '--skip-crds']);
+    assert.equal(skipped.status, 0, skipped.stderr);
+    assert.ok(!parseManifests(skipped.stdout, 'helm template --skip-crds').some((object) => object.kind === 'CustomResourceDefinition'));
+    const crd = only(renderChart().objects, 'CustomResourceDefinition');
+    assert.equal(crd.metadata.labels?.['app.kubernetes.io/managed-by'], undefined, 'crds/ files are not templated');
   });
 
   test('the ServiceMonitor scrapes the ops port of the Service', () => {
@@ -508,7 +508,10 @@ describe('the chart with other values', () => {
     assert.equal(envOf(containerOf(deployment)).get('EXTRA'), '1');
     assert.equal(at(containerOf(deployment), 'resources.limits.memory'), '512Mi');
     assert.equal(at(deployment, 'spec.replicas'), 3);
-    for (const object of rendered.objects) assert.equal(object.metadata.labels?.['example.com/owner'], 'net', `${object.kind} ${object.metadata.name}`);
+    // crds/ is not templated: the CRD keeps its own labels.
+    for (const object of rendered.objects.filter((item) => item.kind !== 'CustomResourceDefinition')) {
+      assert.equal(object.metadata.labels?.['example.com/owner'], 'net', `${object.kind} ${object.metadata.name}`);
+    }
   });
 
   test('a single replica and no preStop pause still render, with a warning for the replica', () => {
