@@ -216,7 +216,7 @@ describe('the Deployment', () => {
 });
 
 describe('RBAC', () => {
-  test('the ClusterRole grants exactly FCC and Connection reads and EndpointSlice get/list/watch/patch', () => {
+  test('the ClusterRole grants exactly FCC, Connection and Configuration reads and EndpointSlice get/list/watch/patch', () => {
     const role = only(objects, 'ClusterRole');
     assertNoWildcards(role);
     assert.deepEqual(grants(role), expectedLeafGrants({ fccInCluster: true }));

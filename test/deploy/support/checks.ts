@@ -233,6 +233,7 @@ export function expectedLeafGrants(options: { readonly fccInCluster: boolean }):
   return {
     ...(options.fccInCluster ? { 'networking.liqo.io/foreignclusterconnections': ['get', 'list', 'watch'] } : {}),
     'networking.liqo.io/connections': ['get', 'list', 'watch'],
+    'networking.liqo.io/configurations': ['list', 'watch'],
     'discovery.k8s.io/endpointslices': ['get', 'list', 'patch', 'watch'],
   };
 }
