@@ -303,7 +303,7 @@ describe('the chart rendered with its defaults', () => {
   });
 
   test('prints NOTES that say where shortcuts come from and how TLS is handled', () => {
-    assert.match(rendered.notes, /Shortcuts are read from this cluster, all namespaces\./);
+    assert.match(rendered.notes, /Shortcuts are read from this cluster, all namespaces\.\n {2}\(FCCs mirrored into this leaf\. The shortcut operator keeps them on the hub/);
     assert.match(rendered.notes, /TLS: the chart generated a CA/);
     assert.doesNotMatch(rendered.notes, /WARNING/);
   });
@@ -363,18 +363,19 @@ describe('the chart with other values', () => {
   });
 
   test('shortcuts.source hubKubeconfig mounts the hub kubeconfig and drops the local FCC grant', () => {
-    const rendered = renderChart({ values: { shortcuts: { source: 'hubKubeconfig', hubKubeconfigSecret: 'hub-access', namespace: 'liqo' } } });
+    const rendered = renderChart({ values: { shortcuts: { source: 'hubKubeconfig', hubKubeconfigSecret: 'hub-access', namespace: 'default' } } });
     assertValid(rendered);
     assert.deepEqual(grants(only(rendered.objects, 'ClusterRole')), expectedLeafGrants({ fccInCluster: false }));
     const deployment = only(rendered.objects, 'Deployment');
     const env = envOf(containerOf(deployment));
     assert.equal(env.get(envNameOf('shortcuts-kubeconfig')), '/etc/shortcut-webhook/hub/kubeconfig');
-    assert.equal(env.get(envNameOf('shortcuts-namespace')), 'liqo');
+    assert.equal(env.get(envNameOf('shortcuts-namespace')), 'default');
     const volume = listAt(deployment, 'spec.template.spec.volumes').find((item) => at(item, 'secret.secretName') === 'hub-access');
     assert.deepEqual(at(volume, 'secret.items'), [{ key: 'kubeconfig', path: 'kubeconfig' }]);
     const mount = listAt(containerOf(deployment), 'volumeMounts').find((item) => at(item, 'name') === at(volume, 'name'));
     assert.equal(at(mount, 'mountPath'), '/etc/shortcut-webhook/hub');
     assert.match(rendered.notes, /kubeconfig in Secret hub-access/);
+    assert.doesNotMatch(rendered.notes, /mirrored/);
   });
 
   test('the default source grants FCC reads in the cluster and sets no hub kubeconfig', () => {
