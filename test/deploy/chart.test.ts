@@ -226,6 +226,14 @@ describe('values', () => {
     assert.deepEqual(missing, []);
   });
 
+  test('every included template is defined in the chart', () => {
+    const defined = new Set(templateSources.flatMap(({ text }) => [...text.matchAll(/\{\{-? *define "([^"]+)"/g)].map((match) => match[1] ?? '')));
+    assert.ok(defined.size > 3);
+    for (const { file, text } of templateSources) {
+      for (const match of text.matchAll(/(?:include|template) "([^"]+)"/g)) assert.ok(defined.has(match[1] ?? ''), `${file}: ${match[1]}`);
+    }
+  });
+
   test('every value in values.yaml is used by a template', () => {
     const used = templateSources.map((source) => source.text).join('\n');
     const unused: string[] = [];

@@ -1,8 +1,9 @@
 // docs/deploy.md names files, values and flags; this keeps them real.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { chartValues } from './support/chart.ts';
+import { chartValues, helmBinary, helmLines } from './support/chart.ts';
 import { isRecord } from './support/kube.ts';
 import { repoPath } from './support/paths.ts';
 
@@ -37,5 +38,18 @@ describe('docs/deploy.md', () => {
     flags.push(...[...doc.matchAll(/`(--print-ca-bundle)`/g)].map((match) => match[1] ?? ''));
     assert.ok(flags.length > 0);
     for (const flag of flags) assert.ok(script.includes(`${flag})`), `install-secret.sh has no ${flag}`);
+  });
+});
+
+describe('the Helm versions the docs name', () => {
+  test('are the ones the tests run, in docs/deploy.md and the README\'s deploy section', () => {
+    const readme = readFileSync(repoPath('README.md'), 'utf8');
+    const deploySection = readme.slice(readme.indexOf('## Deploy'));
+    for (const line of helmLines) {
+      const version = /^(v\d+\.\d+\.\d+)/.exec(execFileSync(helmBinary(line), ['version', '--short'], { encoding: 'utf8' }))?.[1];
+      assert.ok(version?.startsWith(line), `helm ${line} reports ${version}`);
+      assert.ok(doc.includes(`Helm ${version}`), `docs/deploy.md names Helm ${version}`);
+      assert.ok(deploySection.includes(`Helm ${version}`), `README's deploy section names Helm ${version}`);
+    }
   });
 });
