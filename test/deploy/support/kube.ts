@@ -10,6 +10,8 @@ import { Deployment } from 'kubernetes-models/apps/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { Namespace, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
+import { Certificate, Issuer } from '@kubernetes-models/cert-manager/cert-manager.io/v1';
+import { PrometheusRule, ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
 
 export interface KubeObject {
   readonly apiVersion: string;
@@ -80,10 +82,20 @@ const models: ReadonlyMap<string, (value: unknown) => Validatable> = new Map([
   ['rbac.authorization.k8s.io/v1/RoleBinding', model(RoleBinding)],
   ['admissionregistration.k8s.io/v1/MutatingWebhookConfiguration', model(MutatingWebhookConfiguration)],
   ['apiextensions.k8s.io/v1/CustomResourceDefinition', model(CustomResourceDefinition)],
+  // The kinds of cert-manager and the Prometheus Operator that the chart can make, from their CRDs' schemas.
+  ['cert-manager.io/v1/Certificate', model(Certificate)],
+  ['cert-manager.io/v1/Issuer', model(Issuer)],
+  ['monitoring.coreos.com/v1/ServiceMonitor', model(ServiceMonitor)],
+  ['monitoring.coreos.com/v1/PrometheusRule', model(PrometheusRule)],
 ]);
 
-export function hasBuiltInSchema(object: KubeObject): boolean {
+export function hasSchema(object: KubeObject): boolean {
   return models.has(`${object.apiVersion}/${object.kind}`);
+}
+
+/** Kinds served from a CRD (cert-manager, Prometheus Operator): no client-node model lists their fields. */
+export function isCustomResource(object: KubeObject): boolean {
+  return ['cert-manager.io/v1', 'monitoring.coreos.com/v1'].includes(object.apiVersion);
 }
 
 /** Throws with the schema's messages when the object is not valid against the Kubernetes OpenAPI schema. */
