@@ -112,8 +112,8 @@ describe('the Dockerfile', () => {
 });
 
 describe('.dockerignore', () => {
-  test('keeps dependencies, keys, generated certificates, git, tests and benchmarks out of the build context', () => {
-    for (const path of ['node_modules/yaml/package.json', 'certs/out/tls.key', 'certs/out/ca.crt', 'deep/dir/server.key', 'x.pem', '.git/HEAD', 'test/run.mjs', 'bench/run.ts']) {
+  test('keeps dependencies, the test tools, keys, generated certificates, git, tests and benchmarks out of the build context', () => {
+    for (const path of ['node_modules/yaml/package.json', '.tools/helm-v3-layer@2.0.0/helm', 'certs/out/tls.key', 'certs/out/ca.crt', 'deep/dir/server.key', 'x.pem', '.git/HEAD', 'test/run.mjs', 'bench/run.ts']) {
       assert.ok(ignored(path), `${path} is ignored`);
     }
   });
