@@ -1,4 +1,5 @@
-// Liqo's ForeignClusterConnection (the record of a leaf-to-leaf shortcut), decoded from untrusted JSON.
+// The shortcut operator's ForeignClusterConnection (the record of a leaf-to-leaf shortcut, kept on the hub), decoded
+// from untrusted JSON.
 import { field, isObject, objectAt, stringField, type JsonObject } from './json.ts';
 import { namespacedName } from './object-name.ts';
 
