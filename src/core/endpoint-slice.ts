@@ -6,14 +6,22 @@ import { namespacedName } from './object-name.ts';
 export const MANAGED_BY_LABEL = 'endpointslice.kubernetes.io/managed-by';
 export const REFLECTION_MANAGER = 'endpointslice.reflection.liqo.io';
 export const DESTINATION_LABEL = 'offloading.liqo.io/destination';
+/** The hub that reflected the slice (Liqo's `LiqoOriginClusterIDKey`). */
+export const ORIGIN_LABEL = 'offloading.liqo.io/origin';
+/**
+ * Liqo's hub-routed failover companion of a direct-connections slice (liqotech/liqo PR #3323, 49431f99:
+ * pkg/virtualKubelet/forge/endpointslices.go `IndirectEndpointSliceLabelKey`, copied onto the leaf's slice by the
+ * ShadowEndpointSlice controller's labels.Merge). It exists to carry traffic through the hub: never rewritten.
+ */
+export const INDIRECT_SLICE_LABEL = 'liqo.io/indirect-endpointslice';
 export const SHORTCUT_ADDRESSES_ANNOTATION = 'liqo.io/shortcut-addresses';
 export const ORIGINAL_ADDRESSES_ANNOTATION = 'liqo.io/shortcut-original-addresses';
 export const ENDPOINT_SLICE_API_VERSION = 'discovery.k8s.io/v1';
 export const ENDPOINT_SLICE_KIND = 'EndpointSlice';
 
 export type SkipReason =
-  | 'not-endpointslice' | 'not-reflected' | 'unsupported-address-type' | 'unknown-cluster' | 'malformed'
-  | 'annotations-too-large';
+  | 'not-endpointslice' | 'not-reflected' | 'indirect-slice' | 'unsupported-address-type' | 'unknown-cluster'
+  | 'malformed' | 'annotations-too-large';
 
 export interface SliceSkip {
   readonly skip: SkipReason;
@@ -26,6 +34,8 @@ export interface ReflectedSlice {
   readonly family: Family;
   /** `L` of SPEC §2: the destination label, else the configured cluster ID. */
   readonly clusterId: string;
+  /** The hub that reflected it (`offloading.liqo.io/origin`), if labelled. */
+  readonly origin: string | undefined;
   /** Undefined when the slice has no annotations map (or a null one). */
   readonly annotations: JsonObject | undefined;
   /** Empty when the slice has none (a Service without ready pods). */
@@ -74,6 +84,9 @@ export function readReflectedSlice(object: unknown, options: SliceOptions = {}):
   if (labels !== undefined && labels !== null && !isObject(labels)) return skip('malformed', 'metadata.labels is not an object');
   const manager = isObject(labels) ? stringField(labels, MANAGED_BY_LABEL) : undefined;
   if (manager !== REFLECTION_MANAGER) return skip('not-reflected', `${MANAGED_BY_LABEL} is ${manager ?? 'unset'}`);
+  if (isObject(labels) && stringField(labels, INDIRECT_SLICE_LABEL) === 'true') {
+    return skip('indirect-slice', `${INDIRECT_SLICE_LABEL} is "true": Liqo's failover path through the hub, left alone`);
+  }
   const addressType = stringField(object, 'addressType');
   if (addressType !== 'IPv4' && addressType !== 'IPv6') {
     return skip('unsupported-address-type', `addressType ${addressType ?? 'unset'} is not IPv4 or IPv6`);
@@ -90,6 +103,7 @@ export function readReflectedSlice(object: unknown, options: SliceOptions = {}):
     object,
     family: addressType,
     clusterId,
+    origin: (isObject(labels) ? stringField(labels, ORIGIN_LABEL) : undefined) || undefined,
     annotations: isObject(annotations) ? annotations : undefined,
     endpoints: isArray(endpoints) ? endpoints : [],
   };

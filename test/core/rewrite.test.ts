@@ -183,9 +183,21 @@ test('the destination label decides the cluster, else --cluster-id, else the sli
   assert.equal(skipOf(sliceObject({ destination: null })).skip, 'unknown-cluster');
 });
 
+/** A `<name>-indirect` slice as liqotech/liqo PR #3323 forges it: the reflection labels plus its own marker. */
+function indirectSlice(value: string): Json {
+  const object = sliceObject({ name: 'web-abcde-indirect' });
+  const metadata = object.metadata as JsonObject;
+  return { ...object, metadata: { ...metadata, labels: { ...(metadata.labels as JsonObject), 'liqo.io/indirect-endpointslice': value } } };
+}
+
+test('a slice whose indirect label is not "true" is rewritten as any other', () => {
+  assert.deepEqual(addressesOf(applyRewrite(rewrite(indirectSlice('false')))), ['10.61.0.151']);
+});
+
 const skips: readonly [string, Json, string][] = [
   ['an FQDN slice', sliceObject({ addressType: 'FQDN', addresses: [['web.example.com']] }), 'unsupported-address-type'],
   ['a slice of another manager', sliceObject({ managedBy: 'endpointslice-controller.k8s.io' }), 'not-reflected'],
+  ['Liqo\'s indirect companion slice, even with addresses in a pair', indirectSlice('true'), 'indirect-slice'],
   ['another kind', { ...sliceObject(), kind: 'Endpoints' }, 'not-endpointslice'],
   ['another version', { ...sliceObject(), apiVersion: 'discovery.k8s.io/v1beta1' }, 'not-endpointslice'],
   ['a string', 'EndpointSlice', 'not-endpointslice'],
