@@ -2,14 +2,15 @@
 import { overlaps, parseCidr, type Cidr } from './cidr.ts';
 import { ipv4, ipv6 } from './ip.ts';
 import type { ForeignClusterConnection, SideNetworking } from './fcc.ts';
+import { localOverlap, NO_LEAF_VIEWS, TUNNEL_CONNECTED, type LeafViews, type TunnelStates } from './leaf-views.ts';
 
 export type UnusableReason =
   | 'not-connected' | 'tunnel-down' | 'invalid-cidr' | 'family-mismatch'
-  | 'prefix-mismatch' | 'conflict' | 'chain' | 'not-this-cluster';
+  | 'prefix-mismatch' | 'conflict' | 'chain' | 'local-overlap' | 'not-this-cluster';
 
 export const UNUSABLE_REASONS: readonly UnusableReason[] = [
   'not-connected', 'tunnel-down', 'invalid-cidr', 'family-mismatch',
-  'prefix-mismatch', 'conflict', 'chain', 'not-this-cluster',
+  'prefix-mismatch', 'conflict', 'chain', 'local-overlap', 'not-this-cluster',
 ];
 
 /** A rewrite rule: addresses of `peer`'s pods in `hubPrefix` are reached directly at the same host in `shortcutPrefix`. */
@@ -25,10 +26,11 @@ export type PairState =
   | { readonly usable: false; readonly fcc: string; readonly peer: string | undefined;
       readonly reason: UnusableReason; readonly detail: string };
 
-/** `status.value` of the leaf's Liqo Connection per peer cluster ID; a peer with no entry is not cross-checked. */
-export type TunnelStates = ReadonlyMap<string, string>;
-
-export const TUNNEL_CONNECTED = 'Connected';
+/** What the leaf itself knows beyond the FCCs (cluster mode, or Liqo objects given offline); empty when unknown. */
+export interface LeafState {
+  readonly tunnels?: TunnelStates;
+  readonly views?: LeafViews;
+}
 
 type Candidate = { readonly fcc: ForeignClusterConnection; readonly pair: ShortcutPair };
 
@@ -55,12 +57,12 @@ export function notThisCluster(fcc: ForeignClusterConnection, clusterId: string)
 }
 
 /** The checks that need only the FCC itself, in the order their reasons take precedence. */
-function candidate(fcc: ForeignClusterConnection, clusterId: string, tunnels: TunnelStates): PairState | Candidate {
+function candidate(fcc: ForeignClusterConnection, clusterId: string, leaf: Required<LeafState>): PairState | Candidate {
   const local = localSide(fcc, clusterId);
   if (local === undefined) return notThisCluster(fcc, clusterId);
   const { peer, side, label } = local;
   if (!fcc.isConnected) return unusable(fcc.ref, peer, 'not-connected', `status.isConnected is not true (phase ${fcc.phase ?? 'unset'})`);
-  const tunnel = tunnels.get(peer);
+  const tunnel = leaf.tunnels.get(peer);
   if (tunnel !== undefined && tunnel !== TUNNEL_CONNECTED) {
     return unusable(fcc.ref, peer, 'tunnel-down', `Connection to ${peer} is ${tunnel || 'without status'}`);
   }
@@ -77,6 +79,10 @@ function candidate(fcc: ForeignClusterConnection, clusterId: string, tunnels: Tu
   if (hubPrefix.prefixLength !== shortcutPrefix.prefixLength) {
     return unusable(fcc.ref, peer, 'prefix-mismatch', `${hubPrefix.text} and ${shortcutPrefix.text} differ in prefix length, so host bits would be lost`);
   }
+  // A property of the pair on this leaf, like the checks above: it never depends on other FCCs, so it is decided
+  // before conflicts and chains, which only candidates take part in.
+  const overlap = localOverlap(leaf.views, hubPrefix, peer);
+  if (overlap !== undefined) return unusable(fcc.ref, peer, 'local-overlap', overlap);
   return { fcc, pair: { fcc: fcc.ref, peer, hubPrefix, shortcutPrefix } };
 }
 
@@ -176,9 +182,10 @@ export interface ClusterPairs {
 
 /** SPEC §2 for one local cluster. Deterministic for a given order of `fccs`. */
 export function evaluatePairs(
-  fccs: readonly ForeignClusterConnection[], clusterId: string, tunnels: TunnelStates = new Map(),
+  fccs: readonly ForeignClusterConnection[], clusterId: string, leaf: LeafState = {},
 ): ClusterPairs {
-  const first = fccs.map((fcc) => candidate(fcc, clusterId, tunnels));
+  const known = { tunnels: leaf.tunnels ?? new Map(), views: leaf.views ?? NO_LEAF_VIEWS };
+  const first = fccs.map((fcc) => candidate(fcc, clusterId, known));
   const distinct = new Map<string, ShortcutPair>();
   const canonical = new Map<ShortcutPair, ShortcutPair>();
   for (const entry of first) {

@@ -1,7 +1,8 @@
 // The immutable view a request reads: every FCC, evaluated per local cluster on first use and kept with the snapshot.
 import type { ForeignClusterConnection } from './fcc.ts';
+import { leafViews, type LeafViews, type LiqoConfiguration, type TunnelStates } from './leaf-views.ts';
 import { indexPairs, type PairIndex } from './pair-index.ts';
-import { evaluatePairs, notThisCluster, type PairState, type ShortcutPair, type TunnelStates } from './pairs.ts';
+import { evaluatePairs, notThisCluster, type PairState, type ShortcutPair } from './pairs.ts';
 
 export interface ClusterView {
   /** One state per FCC that names this cluster. */
@@ -14,6 +15,10 @@ export interface Snapshot {
   /** Grows by one with every rebuild, so logs and `/debug/pairs` can say which view answered. */
   readonly version: number;
   readonly fccs: readonly ForeignClusterConnection[];
+  /** The leaf's Liqo Connections by peer; empty when none are known (the FCCs alone decide). */
+  readonly tunnels: TunnelStates;
+  /** The leaf's Liqo Configurations; empty when none are known (no local-overlap, no hub-external). */
+  readonly views: LeafViews;
   /** Every cluster ID named by some FCC, sorted. */
   readonly clusterIds: readonly string[];
   forCluster(clusterId: string): ClusterView;
@@ -25,6 +30,7 @@ export interface SnapshotInput {
   readonly version: number;
   readonly fccs: readonly ForeignClusterConnection[];
   readonly tunnels?: TunnelStates;
+  readonly configurations?: readonly LiqoConfiguration[];
 }
 
 function byRef(a: ForeignClusterConnection, b: ForeignClusterConnection): number {
@@ -37,6 +43,7 @@ const EMPTY_VIEW: ClusterView = Object.freeze({ states: Object.freeze([]), pairs
 export function buildSnapshot(input: SnapshotInput): Snapshot {
   const fccs = Object.freeze([...input.fccs].sort(byRef));
   const tunnels: TunnelStates = new Map(input.tunnels ?? []);
+  const leaf = leafViews(input.configurations ?? []);
   const byCluster = new Map<string, ForeignClusterConnection[]>();
   const file = (id: string | undefined, fcc: ForeignClusterConnection) => {
     if (id === undefined) return;
@@ -56,7 +63,7 @@ export function buildSnapshot(input: SnapshotInput): Snapshot {
     if (named === undefined) return EMPTY_VIEW;
     let view = views.get(clusterId);
     if (view === undefined) {
-      const { states, pairs } = evaluatePairs(named, clusterId, tunnels);
+      const { states, pairs } = evaluatePairs(named, clusterId, { tunnels, views: leaf });
       view = Object.freeze({ states: Object.freeze(states), pairs, index: indexPairs(pairs) });
       views.set(clusterId, view);
     }
@@ -65,6 +72,8 @@ export function buildSnapshot(input: SnapshotInput): Snapshot {
   return Object.freeze({
     version: input.version,
     fccs,
+    tunnels,
+    views: leaf,
     clusterIds: Object.freeze([...byCluster.keys()].sort()),
     forCluster,
     statesFor(clusterId: string): readonly PairState[] {

@@ -2,16 +2,14 @@
 // --shortcuts-kubeconfig) and, where the leaf has them, Liqo Connections as a tunnel liveness cross-check.
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { decodeFcc, FCC_GROUP, FCC_PLURAL, FCC_VERSION, type ForeignClusterConnection } from '../core/fcc.ts';
-import { isObject, objectAt, stringField } from '../core/json.ts';
-import { TUNNEL_CONNECTED, type TunnelStates } from '../core/pairs.ts';
+import { isObject } from '../core/json.ts';
+import { CONNECTION_PLURAL, tunnelStates } from '../core/leaf-views.ts';
 import type { BackoffOptions } from '../util/backoff.ts';
 import type { Logger } from '../log.ts';
 import { readListPage } from '../kube/client.ts';
 import { ListWatch } from './list-watch.ts';
 import type { SnapshotStore } from './shortcut-view.ts';
 
-export const CONNECTION_PLURAL = 'connections';
-export const REMOTE_CLUSTER_LABEL = 'liqo.io/remote-cluster-id';
 
 export interface ClusterSourceOptions {
   readonly store: SnapshotStore;
@@ -24,21 +22,6 @@ export interface ClusterSourceOptions {
   readonly onRestart?: () => void;
   readonly backoff?: BackoffOptions;
   readonly watchTimeoutSeconds?: number;
-}
-
-/** A peer counts as Connected when any of its Connections is: Liqo may briefly hold two during a re-peering. */
-function tunnelStates(connections: Iterable<unknown>): TunnelStates {
-  const states = new Map<string, string>();
-  for (const connection of connections) {
-    if (!isObject(connection)) continue;
-    const labels = objectAt(connection, 'metadata', 'labels');
-    const peer = labels && stringField(labels, REMOTE_CLUSTER_LABEL);
-    if (!peer) continue;
-    const status = objectAt(connection, 'status');
-    const value = (status && stringField(status, 'value')) ?? '';
-    if (states.get(peer) !== TUNNEL_CONNECTED) states.set(peer, value);
-  }
-  return states;
 }
 
 export class ClusterShortcutSource {

@@ -1,6 +1,6 @@
 // The read side of the shortcut view, shared by every source: the current snapshot, swapped whole by reference.
 import { sameFcc, type ForeignClusterConnection } from '../core/fcc.ts';
-import type { TunnelStates } from '../core/pairs.ts';
+import { sameConfigurations, type LiqoConfiguration, type TunnelStates } from '../core/leaf-views.ts';
 import { buildSnapshot, type Snapshot } from '../core/snapshot.ts';
 
 /** What requests and the controller read. Sources (files, the API) write through a SnapshotStore. */
@@ -38,6 +38,7 @@ export class SnapshotStore implements ShortcutView {
   private readonly listeners = new Set<(snapshot: Snapshot) => void>();
   private fccs: readonly ForeignClusterConnection[] = [];
   private tunnels: TunnelStates = new Map();
+  private configurations: readonly LiqoConfiguration[] = [];
 
   constructor(private readonly clock: Clock = Date.now) {}
 
@@ -82,6 +83,16 @@ export class SnapshotStore implements ShortcutView {
     return this.rebuild();
   }
 
+  /**
+   * The leaf's Liqo Configurations (local-view safety, hub-external); like tunnels, they do not make the view
+   * synced, and unchanged ones (a condition's timestamp moved) keep the current snapshot.
+   */
+  publishConfigurations(configurations: readonly LiqoConfiguration[]): Snapshot {
+    if (sameConfigurations(configurations, this.configurations)) return this.snapshot;
+    this.configurations = configurations;
+    return this.rebuild();
+  }
+
   /** The source was read and matched the view: nothing to rebuild, but the view is fresh. */
   confirm(): void {
     this.synced = true;
@@ -89,7 +100,7 @@ export class SnapshotStore implements ShortcutView {
   }
 
   private rebuild(): Snapshot {
-    this.snapshot = buildSnapshot({ version: this.snapshot.version + 1, fccs: this.fccs, tunnels: this.tunnels });
+    this.snapshot = buildSnapshot({ version: this.snapshot.version + 1, fccs: this.fccs, tunnels: this.tunnels, configurations: this.configurations });
     for (const listener of this.listeners) listener(this.snapshot);
     return this.snapshot;
   }

@@ -117,3 +117,51 @@ export function reviewObject(object: Json, options: { operation?: string; uid?: 
 export function isCanonicalAddress(text: string, family: Family): boolean {
   return (family === 'IPv4' ? ipv4.parseCanonical(text) : ipv6.parseCanonical(text)) !== undefined;
 }
+
+export interface ConfigurationSpec {
+  /** The peer this Configuration is for (label liqo.io/remote-cluster-id and the tenant namespace). */
+  readonly peer: string;
+  readonly localPod?: string | readonly string[];
+  readonly remotePod?: string | readonly string[];
+  readonly remotePodView?: string | readonly string[];
+  readonly remoteExternal?: string | readonly string[];
+  readonly remoteExternalView?: string | readonly string[];
+}
+
+const asList = (value: string | readonly string[]): readonly string[] => (typeof value === 'string' ? [value] : value);
+
+/**
+ * A leaf's Configuration for one peer as Liqo 1.x writes it (liqo-controller-manager's external-network
+ * configuration controller): spec.local filled in by defaulting, status.remote the leaf's remapped view.
+ * Defaults: cluster2 (pods 10.60/16, external 10.70/16) seeing the hub cluster1 (pods 10.200/16 unremapped,
+ * external 10.70/16 seen at 10.71/16).
+ */
+export function configurationObject(spec: ConfigurationSpec): JsonObject {
+  const list = (value: string | readonly string[] | undefined, fallback: string): Json[] => [...asList(value ?? fallback)];
+  return {
+    apiVersion: 'networking.liqo.io/v1beta1',
+    kind: 'Configuration',
+    metadata: {
+      name: spec.peer, namespace: `liqo-tenant-${spec.peer}`, generation: 2, resourceVersion: '1234',
+      labels: { 'liqo.io/remote-cluster-id': spec.peer },
+    },
+    spec: {
+      local: { cidr: { pod: list(spec.localPod, '10.60.0.0/16'), external: ['10.70.0.0/16'] } },
+      remote: { cidr: { pod: list(spec.remotePod, '10.200.0.0/16'), external: list(spec.remoteExternal, '10.70.0.0/16') } },
+    },
+    status: {
+      conditions: [{ type: 'NetworkCIDRsConfigured', status: 'True', reason: 'NetworkCIDRsConfigured', message: 'All network CIDRs have been configured', observedGeneration: 2, lastTransitionTime: '2026-11-20T10:00:00Z' }],
+      remote: { cidr: { pod: list(spec.remotePodView, '10.200.0.0/16'), external: list(spec.remoteExternalView, '10.71.0.0/16') } },
+    },
+  };
+}
+
+/** A leaf's Liqo Connection to a peer (pkg/gateway/tunnel/wireguard/k8s.go EnsureConnection). */
+export function connectionObject(peer: string, value: string, name = `gw-${peer}`): JsonObject {
+  return {
+    apiVersion: 'networking.liqo.io/v1beta1', kind: 'Connection',
+    metadata: { name, namespace: `liqo-tenant-${peer}`, labels: { 'liqo.io/remote-cluster-id': peer } },
+    spec: { type: 'Client', gatewayRef: { apiVersion: 'networking.liqo.io/v1beta1', kind: 'WgGatewayClient', name: peer, namespace: `liqo-tenant-${peer}` } },
+    status: { value, latency: { value: '1.2ms', timestamp: '2026-11-20T10:00:00Z' } },
+  };
+}

@@ -1,0 +1,194 @@
+// The leaf's own Liqo network objects, decoded from untrusted JSON: its Configurations (one per peer: the leaf's own
+// pod CIDR, and where it sees the peer's pod and external CIDRs) and its Connections (is the tunnel to a peer up).
+// Shapes from liqotech/liqo apis/networking/v1beta1/{configuration,connection}_types.go (v1.2.0 e9f4428d, master
+// 557c199c): `cidr.pod` and `cidr.external` are lists since v1.0 (baee6830); a single string, as older objects and
+// hand-written files hold, is read as a list of one.
+import { overlaps, parseCidr, type Cidr } from './cidr.ts';
+import { FCC_GROUP } from './fcc.ts';
+import { field, isArray, isObject, objectAt, stringField, type JsonObject } from './json.ts';
+import { namespacedName } from './object-name.ts';
+
+export const CONFIGURATION_KIND = 'Configuration';
+export const CONFIGURATION_PLURAL = 'configurations';
+export const CONNECTION_KIND = 'Connection';
+export const CONNECTION_PLURAL = 'connections';
+/** Liqo's label naming the peer of a per-peer object (pkg/consts/namespace_mapping.go `RemoteClusterID`). */
+export const REMOTE_CLUSTER_LABEL = 'liqo.io/remote-cluster-id';
+/** `status.value` of a Connection whose tunnel is up (connection_types.go `Connected`). */
+export const TUNNEL_CONNECTED = 'Connected';
+
+/** `status.value` of the leaf's Liqo Connection(s) per peer cluster ID; a peer with no entry is not cross-checked. */
+export type TunnelStates = ReadonlyMap<string, string>;
+
+/** One CIDR as the leaf's Configuration states it, with where it was read: what a `local-overlap` detail names. */
+export interface ViewCidr {
+  readonly cidr: Cidr;
+  /** `namespace/name` of the Configuration. */
+  readonly configuration: string;
+}
+
+/** A leaf's Configuration for one peer: only what local-view safety and `hub-external` read. */
+export interface LiqoConfiguration {
+  readonly ref: string;
+  /** The `liqo.io/remote-cluster-id` label; undefined when missing. */
+  readonly remoteCluster: string | undefined;
+  /** `spec.local.cidr.pod`: the leaf's own pod CIDRs. */
+  readonly localPod: readonly Cidr[];
+  /** `status.remote.cidr.pod`: where the leaf sees the peer's pods. */
+  readonly remotePod: readonly Cidr[];
+  /** `status.remote.cidr.external`: where the leaf sees the peer's external CIDR (the peer's IPAM-allocated addresses). */
+  readonly remoteExternal: readonly Cidr[];
+}
+
+function isLiqoNetworkingObject(value: unknown, kind: string): value is JsonObject {
+  return isObject(value) && stringField(value, 'kind') === kind
+    && (stringField(value, 'apiVersion') ?? '').startsWith(`${FCC_GROUP}/`);
+}
+
+export function isConfigurationObject(value: unknown): value is JsonObject {
+  return isLiqoNetworkingObject(value, CONFIGURATION_KIND);
+}
+
+export function isConnectionObject(value: unknown): value is JsonObject {
+  return isLiqoNetworkingObject(value, CONNECTION_KIND);
+}
+
+/**
+ * A list of CIDRs, or one CIDR as a string. Entries that do not parse are dropped: Liqo leaves a status position
+ * empty ("") until its IPAM has remapped it, and such a position says nothing about where addresses are.
+ */
+function cidrList(value: unknown): Cidr[] {
+  const texts = typeof value === 'string' ? [value] : isArray(value) ? value : [];
+  const cidrs: Cidr[] = [];
+  for (const text of texts) {
+    const cidr = typeof text === 'string' ? parseCidr(text) : undefined;
+    if (cidr !== undefined) cidrs.push(cidr);
+  }
+  return cidrs;
+}
+
+function cidrsAt(object: JsonObject, path: readonly string[], key: 'pod' | 'external'): Cidr[] {
+  const cidr = objectAt(object, ...path);
+  return cidr === undefined ? [] : cidrList(field(cidr, key));
+}
+
+function labelOf(object: JsonObject, key: string): string | undefined {
+  const labels = objectAt(object, 'metadata', 'labels');
+  return (labels && stringField(labels, key)) || undefined;
+}
+
+function refOf(object: JsonObject, fallbackName: string): string {
+  const metadata = objectAt(object, 'metadata');
+  return namespacedName((metadata && stringField(metadata, 'namespace')) || '', (metadata && stringField(metadata, 'name')) || fallbackName);
+}
+
+export function decodeConfiguration(object: JsonObject, fallbackName = ''): LiqoConfiguration {
+  return {
+    ref: refOf(object, fallbackName),
+    remoteCluster: labelOf(object, REMOTE_CLUSTER_LABEL),
+    localPod: cidrsAt(object, ['spec', 'local', 'cidr'], 'pod'),
+    remotePod: cidrsAt(object, ['status', 'remote', 'cidr'], 'pod'),
+    remoteExternal: cidrsAt(object, ['status', 'remote', 'cidr'], 'external'),
+  };
+}
+
+function byRef(a: LiqoConfiguration, b: LiqoConfiguration): number {
+  return a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0;
+}
+
+function sameCidrs(a: readonly Cidr[], b: readonly Cidr[]): boolean {
+  return a.length === b.length && a.every((cidr, i) => cidr.text === b[i]?.text);
+}
+
+/** Same decoded fields, in any order: a Configuration's conditions or resourceVersion moving changes no decision. */
+export function sameConfigurations(a: readonly LiqoConfiguration[], b: readonly LiqoConfiguration[]): boolean {
+  if (a.length !== b.length) return false;
+  const others = [...b].sort(byRef);
+  return [...a].sort(byRef).every((x, i) => {
+    const y = others[i];
+    return y !== undefined && x.ref === y.ref && x.remoteCluster === y.remoteCluster && sameCidrs(x.localPod, y.localPod)
+      && sameCidrs(x.remotePod, y.remotePod) && sameCidrs(x.remoteExternal, y.remoteExternal);
+  });
+}
+
+/**
+ * Connections by peer. Liqo may hold several for one peer (a gateway server and a client, or one per tunnel since
+ * multi-interface gateways, 557c199c): the peer counts as up only while every one of them is `Connected`, and
+ * otherwise takes the state of the first one that is not (in `namespace/name` order, so the detail is stable).
+ */
+export function tunnelStates(connections: Iterable<unknown>): TunnelStates {
+  const byPeer = new Map<string, { ref: string; value: string }[]>();
+  let index = 0;
+  for (const connection of connections) {
+    index++;
+    if (!isObject(connection)) continue;
+    const peer = labelOf(connection, REMOTE_CLUSTER_LABEL);
+    if (peer === undefined) continue;
+    const status = objectAt(connection, 'status');
+    const entry = { ref: refOf(connection, String(index)), value: (status && stringField(status, 'value')) ?? '' };
+    const list = byPeer.get(peer);
+    if (list === undefined) byPeer.set(peer, [entry]); else list.push(entry);
+  }
+  const states = new Map<string, string>();
+  for (const [peer, list] of byPeer) {
+    const down = list.filter((entry) => entry.value !== TUNNEL_CONNECTED).sort((x, y) => (x.ref < y.ref ? -1 : x.ref > y.ref ? 1 : 0));
+    states.set(peer, down[0]?.value ?? TUNNEL_CONNECTED);
+  }
+  return states;
+}
+
+/** What the leaf's Configurations forbid a pair's source to touch, gathered once per snapshot. */
+export interface LeafViews {
+  readonly configurations: readonly LiqoConfiguration[];
+  /** Ordered by Configuration: the first one a source overlaps is the one its detail names. */
+  readonly ownPods: readonly ViewCidr[];
+  readonly remotePods: readonly (ViewCidr & { readonly cluster: string | undefined })[];
+  readonly externals: readonly (ViewCidr & { readonly cluster: string | undefined })[];
+  /** The leaf's view of `cluster`'s external CIDR: where the hub's IPAM-allocated addresses appear. */
+  externalOf(cluster: string): readonly Cidr[];
+}
+
+export function leafViews(configurations: readonly LiqoConfiguration[]): LeafViews {
+  const sorted = Object.freeze([...configurations].sort(byRef));
+  const ownPods: ViewCidr[] = [];
+  const remotePods: (ViewCidr & { cluster: string | undefined })[] = [];
+  const externals: (ViewCidr & { cluster: string | undefined })[] = [];
+  const externalByCluster = new Map<string, Cidr[]>();
+  for (const configuration of sorted) {
+    const { ref, remoteCluster: cluster } = configuration;
+    for (const cidr of configuration.localPod) ownPods.push({ cidr, configuration: ref });
+    for (const cidr of configuration.remotePod) remotePods.push({ cidr, configuration: ref, cluster });
+    for (const cidr of configuration.remoteExternal) externals.push({ cidr, configuration: ref, cluster });
+    if (cluster !== undefined) externalByCluster.set(cluster, [...externalByCluster.get(cluster) ?? [], ...configuration.remoteExternal]);
+  }
+  return Object.freeze({
+    configurations: sorted, ownPods, remotePods, externals,
+    externalOf: (cluster: string) => externalByCluster.get(cluster) ?? [],
+  });
+}
+
+export const NO_LEAF_VIEWS: LeafViews = leafViews([]);
+
+function whose(cluster: string | undefined, what: string): string {
+  return cluster === undefined ? `the ${what} of a peer without a ${REMOTE_CLUSTER_LABEL} label` : `${cluster}'s ${what}`;
+}
+
+/**
+ * Why a pair's source is unsafe on this leaf (SPEC §2 `local-overlap`), or undefined. The leaf's view of the pair's
+ * own peer is left out: it is the shortcut's space, where an identity pair's source lies by design.
+ */
+export function localOverlap(views: LeafViews, source: Cidr, peer: string): string | undefined {
+  const own = views.ownPods.find((view) => overlaps(view.cidr, source));
+  if (own !== undefined) {
+    return `source ${source.text} overlaps the leaf's own pod CIDR ${own.cidr.text} (${own.configuration} spec.local.cidr.pod)`;
+  }
+  const pods = views.remotePods.find((view) => view.cluster !== peer && overlaps(view.cidr, source));
+  if (pods !== undefined) {
+    return `source ${source.text} overlaps ${pods.cidr.text}, where the leaf sees ${whose(pods.cluster, 'pods')} (${pods.configuration} status.remote.cidr.pod)`;
+  }
+  const external = views.externals.find((view) => overlaps(view.cidr, source));
+  if (external !== undefined) {
+    return `source ${source.text} overlaps ${external.cidr.text}, where the leaf sees ${whose(external.cluster, 'external CIDR')} (${external.configuration} status.remote.cidr.external)`;
+  }
+  return undefined;
+}

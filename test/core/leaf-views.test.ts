@@ -1,0 +1,103 @@
+// The leaf's Liqo Configurations and Connections, decoded from what the API serves, and what they forbid.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { parseCidr, type Cidr } from '../../src/core/cidr.ts';
+import { decodeConfiguration, leafViews, localOverlap, sameConfigurations, tunnelStates } from '../../src/core/leaf-views.ts';
+import { configurationObject, connectionObject } from '../support/builders.ts';
+
+function cidr(text: string): Cidr {
+  const parsed = parseCidr(text);
+  assert.ok(parsed);
+  return parsed;
+}
+
+const texts = (cidrs: readonly Cidr[]) => cidrs.map((c) => c.text);
+
+test('a Configuration gives the leaf\'s own pod CIDRs and its view of the peer\'s pod and external CIDRs', () => {
+  const configuration = decodeConfiguration(configurationObject({ peer: 'cluster1', localPod: ['10.60.0.0/16', '10.160.0.0/16'] }));
+  assert.equal(configuration.ref, 'liqo-tenant-cluster1/cluster1');
+  assert.equal(configuration.remoteCluster, 'cluster1');
+  assert.deepEqual(texts(configuration.localPod), ['10.60.0.0/16', '10.160.0.0/16']);
+  assert.deepEqual(texts(configuration.remotePod), ['10.200.0.0/16']);
+  assert.deepEqual(texts(configuration.remoteExternal), ['10.71.0.0/16']);
+});
+
+test('a CIDR given as a single string (pre-1.0 objects, hand-written files) is read as a list of one', () => {
+  const object = configurationObject({ peer: 'cluster1' });
+  const configuration = decodeConfiguration({ ...object, status: { remote: { cidr: { pod: '10.201.0.0/16', external: '10.72.0.0/16' } } } });
+  assert.deepEqual(texts(configuration.remotePod), ['10.201.0.0/16']);
+  assert.deepEqual(texts(configuration.remoteExternal), ['10.72.0.0/16']);
+});
+
+test('status positions Liqo has not remapped yet ("") and garbage are dropped, not fatal', () => {
+  const configuration = decodeConfiguration(configurationObject({ peer: 'cluster1', remotePodView: ['', 'x', '10.200.0.0/16'], remoteExternalView: [] }));
+  assert.deepEqual(texts(configuration.remotePod), ['10.200.0.0/16']);
+  assert.deepEqual(configuration.remoteExternal, []);
+  const bare = decodeConfiguration({ apiVersion: 'networking.liqo.io/v1beta1', kind: 'Configuration', metadata: { name: 'c' } });
+  assert.deepEqual([bare.remoteCluster, bare.localPod, bare.remotePod, bare.remoteExternal], [undefined, [], [], []]);
+});
+
+test('Configurations equal in what is read are the same, in any order; a moved view is not', () => {
+  const a = decodeConfiguration(configurationObject({ peer: 'cluster1' }));
+  const b = decodeConfiguration(configurationObject({ peer: 'cluster3', remotePodView: '10.61.0.0/16' }));
+  assert.ok(sameConfigurations([a, b], [b, decodeConfiguration(configurationObject({ peer: 'cluster1' }))]));
+  assert.ok(!sameConfigurations([a, b], [a, decodeConfiguration(configurationObject({ peer: 'cluster3', remotePodView: '10.62.0.0/16' }))]));
+  assert.ok(!sameConfigurations([a], [a, b]));
+});
+
+test('a peer counts as up only while every one of its Connections is Connected', () => {
+  const states = tunnelStates([
+    connectionObject('cluster3', 'Connected'), connectionObject('cluster3', 'Error', 'gw-cluster3-b'),
+    connectionObject('cluster4', 'Connected'), connectionObject('cluster4', 'Connected', 'gw-cluster4-b'),
+    connectionObject('cluster5', 'Connecting'),
+  ]);
+  assert.deepEqual([...states].sort(), [['cluster3', 'Error'], ['cluster4', 'Connected'], ['cluster5', 'Connecting']]);
+});
+
+test('with several down, the state is the first one\'s by namespace/name, whatever the order listed', () => {
+  const x = connectionObject('cluster3', 'Connecting', 'gw-a');
+  const y = connectionObject('cluster3', 'Error', 'gw-b');
+  assert.equal(tunnelStates([x, y]).get('cluster3'), 'Connecting');
+  assert.equal(tunnelStates([y, x]).get('cluster3'), 'Connecting');
+});
+
+test('a Connection without status counts as down; one without the peer label is not anyone\'s', () => {
+  const { status: _status, ...noStatus } = connectionObject('cluster3', 'Connected');
+  const unlabelled = { ...connectionObject('cluster4', 'Error'), metadata: { name: 'gw', namespace: 'liqo' } };
+  assert.deepEqual([...tunnelStates([noStatus, unlabelled, 'junk', null])], [['cluster3', '']]);
+});
+
+const views = leafViews([
+  decodeConfiguration(configurationObject({ peer: 'cluster1' })),
+  decodeConfiguration(configurationObject({ peer: 'cluster3', remotePod: '10.63.0.0/16', remotePodView: '10.61.0.0/16', remoteExternalView: '10.72.0.0/16' })),
+]);
+
+const overlaps: readonly [string, string, string, RegExp | undefined][] = [
+  ['a source on the leaf\'s own pods', '10.60.0.0/16', 'cluster3', /own pod CIDR 10\.60\.0\.0\/16 \(liqo-tenant-cluster1\/cluster1 spec\.local\.cidr\.pod\)/],
+  ['a source inside the leaf\'s own pods', '10.60.4.0/24', 'cluster3', /own pod CIDR/],
+  ['a source on the leaf\'s view of the hub\'s pods', '10.200.0.0/16', 'cluster3', /where the leaf sees cluster1's pods \(liqo-tenant-cluster1\/cluster1 status\.remote\.cidr\.pod\)/],
+  ['a source on the leaf\'s view of the peer\'s own external CIDR', '10.72.0.0/16', 'cluster3', /cluster3's external CIDR/],
+  ['a source on the leaf\'s view of the hub\'s external CIDR', '10.71.0.0/16', 'cluster3', /cluster1's external CIDR/],
+  ['a source on the leaf\'s view of the peer\'s pods (the identity pair)', '10.61.0.0/16', 'cluster3', undefined],
+  ['the same source for a pair to another peer', '10.61.0.0/16', 'cluster4', /where the leaf sees cluster3's pods/],
+  ['a source in no view', '10.63.0.0/16', 'cluster3', undefined],
+  ['an IPv6 source next to IPv4 views', 'fd00:60::/32', 'cluster3', undefined],
+];
+for (const [name, source, peer, detail] of overlaps) {
+  test(`local overlap: ${name}`, () => {
+    const found = localOverlap(views, cidr(source), peer);
+    if (detail === undefined) assert.equal(found, undefined);
+    else assert.match(found ?? '', detail);
+  });
+}
+
+test('a Configuration without the peer label guards its views against every pair', () => {
+  const object = configurationObject({ peer: 'cluster3', remotePodView: '10.61.0.0/16' });
+  const unlabelled = leafViews([decodeConfiguration({ ...object, metadata: { name: 'cluster3', namespace: 'liqo-tenant-cluster3' } })]);
+  assert.match(localOverlap(unlabelled, cidr('10.61.0.0/16'), 'cluster3') ?? '', /pods of a peer without a liqo\.io\/remote-cluster-id label/);
+});
+
+test('the leaf\'s view of a cluster\'s external CIDR is found by the cluster\'s ID', () => {
+  assert.deepEqual(texts(views.externalOf('cluster1')), ['10.71.0.0/16']);
+  assert.deepEqual(views.externalOf('cluster9'), []);
+});
