@@ -1,15 +1,15 @@
 // The shortcut view from the Kubernetes API: ForeignClusterConnections (local cluster, or the hub through
-// --shortcuts-kubeconfig) and, where the leaf has them, Liqo Connections as a tunnel liveness cross-check.
+// --shortcuts-kubeconfig) and, where the leaf has them, its Liqo Connections (a tunnel liveness cross-check) and
+// Configurations (its own views, for local-view safety and hub-external).
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { decodeFcc, FCC_GROUP, FCC_PLURAL, FCC_VERSION, type ForeignClusterConnection } from '../core/fcc.ts';
 import { isObject } from '../core/json.ts';
-import { CONNECTION_PLURAL, tunnelStates } from '../core/leaf-views.ts';
+import { CONFIGURATION_PLURAL, CONNECTION_PLURAL, decodeConfiguration, tunnelStates, type LiqoConfiguration } from '../core/leaf-views.ts';
 import type { BackoffOptions } from '../util/backoff.ts';
 import type { Logger } from '../log.ts';
 import { readListPage } from '../kube/client.ts';
 import { ListWatch } from './list-watch.ts';
 import type { SnapshotStore } from './shortcut-view.ts';
-
 
 export interface ClusterSourceOptions {
   readonly store: SnapshotStore;
@@ -17,22 +17,30 @@ export interface ClusterSourceOptions {
   /** Where the FCCs are (the local cluster, or the hub). */
   readonly shortcutsConfig: KubeConfig;
   readonly namespace: string | undefined;
-  /** The local cluster, for Liqo Connections; undefined when there is none to ask. */
+  /** The local cluster, for Liqo Connections and Configurations; undefined when there is none to ask. */
   readonly localConfig: KubeConfig | undefined;
   readonly onRestart?: () => void;
   readonly backoff?: BackoffOptions;
   readonly watchTimeoutSeconds?: number;
 }
 
+/** A Liqo resource of the leaf that may not be served there (no Liqo networking, or no right to read it). */
+interface LeafResource {
+  readonly plural: string;
+  readonly publish: (objects: ReadonlyMap<string, unknown>) => void;
+  readonly publishNone: () => void;
+  /** Said once when the resource is not there to read. */
+  readonly missing: string;
+}
+
 export class ClusterShortcutSource {
   private readonly fccs: ListWatch;
-  private readonly connections: ListWatch | undefined;
-  private connectionsMissing = false;
+  private readonly leafWatches: readonly ListWatch[];
   /** By object: a watch event replaces one object, so only that one is decoded again, not all 10,000. */
   private readonly decodedFccs = new WeakMap<object, ForeignClusterConnection>();
 
   constructor(options: ClusterSourceOptions) {
-    const { namespace, logger } = options;
+    const { namespace, logger, store } = options;
     const fccApi = options.shortcutsConfig.makeApiClient(CustomObjectsApi);
     const fccPath = namespace === undefined
       ? `/apis/${FCC_GROUP}/${FCC_VERSION}/${FCC_PLURAL}`
@@ -51,34 +59,53 @@ export class ClusterShortcutSource {
       list: async () => readListPage(namespace === undefined
         ? await fccApi.listClusterCustomObject({ group: FCC_GROUP, version: FCC_VERSION, plural: FCC_PLURAL })
         : await fccApi.listNamespacedCustomObject({ group: FCC_GROUP, version: FCC_VERSION, namespace, plural: FCC_PLURAL })),
-      onChange: (objects) => options.store.publishFccs(this.decoded(objects)),
-      onFresh: () => options.store.confirm(),
+      onChange: (objects) => store.publishFccs(this.decoded(objects)),
+      onFresh: () => store.confirm(),
     });
-    if (options.localConfig !== undefined) {
-      const connectionApi = options.localConfig.makeApiClient(CustomObjectsApi);
-      this.connections = new ListWatch({
+    const { localConfig } = options;
+    if (localConfig === undefined) {
+      logger.info('no local cluster API: FCCs alone decide whether a shortcut is up, and no local-overlap is checked');
+      this.leafWatches = [];
+      return;
+    }
+    const resources: readonly LeafResource[] = [
+      {
+        plural: CONNECTION_PLURAL,
+        publish: (objects) => store.publishTunnels(tunnelStates(objects.values())),
+        publishNone: () => store.publishTunnels(new Map()),
+        missing: 'no Liqo Connections to read on this cluster: FCCs alone decide whether a shortcut is up',
+      },
+      {
+        plural: CONFIGURATION_PLURAL,
+        publish: (objects) => store.publishConfigurations(this.configurations(objects)),
+        publishNone: () => store.publishConfigurations([]),
+        missing: 'no Liqo Configurations to read on this cluster: no local-overlap check and no hub-external reason',
+      },
+    ];
+    const api = localConfig.makeApiClient(CustomObjectsApi);
+    this.leafWatches = resources.map((resource) => {
+      let missing = false;
+      return new ListWatch({
         ...common,
-        name: CONNECTION_PLURAL,
-        config: options.localConfig,
-        watchPath: `/apis/${FCC_GROUP}/${FCC_VERSION}/${CONNECTION_PLURAL}`,
-        list: async () => readListPage(await connectionApi.listClusterCustomObject({ group: FCC_GROUP, version: FCC_VERSION, plural: CONNECTION_PLURAL })),
+        name: resource.plural,
+        config: localConfig,
+        watchPath: `/apis/${FCC_GROUP}/${FCC_VERSION}/${resource.plural}`,
+        list: async () => readListPage(await api.listClusterCustomObject({ group: FCC_GROUP, version: FCC_VERSION, plural: resource.plural })),
         onChange: (objects) => {
-          this.connectionsMissing = false;
-          options.store.publishTunnels(tunnelStates(objects.values()));
+          missing = false;
+          resource.publish(objects);
         },
         onListError: (status) => {
-          if ((status === 404 || status === 403) && !this.connectionsMissing) {
-            this.connectionsMissing = true;
-            logger.info({ status }, 'no Liqo Connections to read on this cluster: FCCs alone decide whether a shortcut is up');
-            options.store.publishTunnels(new Map());
+          if ((status === 404 || status === 403) && !missing) {
+            missing = true;
+            logger.info({ status, resource: resource.plural }, resource.missing);
+            resource.publishNone();
           }
         },
         // An absent CRD is the normal case on some leaves: look again now and then, not in a tight loop.
         backoff: options.backoff ?? { initialMs: 5000, maxMs: 300_000 },
       });
-    } else {
-      logger.info('no local cluster API: FCCs alone decide whether a shortcut is up');
-    }
+    });
   }
 
   private decoded(objects: ReadonlyMap<string, unknown>): ForeignClusterConnection[] {
@@ -95,19 +122,25 @@ export class ClusterShortcutSource {
     return fccs;
   }
 
+  /** A leaf has one Configuration per peer: a handful, decoded again whole on each change. */
+  private configurations(objects: ReadonlyMap<string, unknown>): LiqoConfiguration[] {
+    const configurations: LiqoConfiguration[] = [];
+    for (const [key, object] of objects) if (isObject(object)) configurations.push(decodeConfiguration(object, key));
+    return configurations;
+  }
+
   /**
-   * Connections first (one attempt, however it ends), then FCCs: the first snapshot already knows which tunnels
-   * are down, so a shortcut is never used for a moment at start-up only to be dropped a second later.
+   * The leaf's Connections and Configurations first (one attempt each, however it ends), then FCCs: the first
+   * snapshot already knows which tunnels are down and which sources overlap the leaf's views, so a shortcut is
+   * never used for a moment at start-up only to be dropped a second later.
    */
   async start(): Promise<void> {
-    if (this.connections !== undefined) {
-      this.connections.start();
-      await this.connections.attempted();
-    }
+    for (const watch of this.leafWatches) watch.start();
+    await Promise.all(this.leafWatches.map((watch) => watch.attempted()));
     this.fccs.start();
   }
 
   async stop(): Promise<void> {
-    await Promise.all([this.fccs.stop(), this.connections?.stop()]);
+    await Promise.all([this.fccs.stop(), ...this.leafWatches.map((watch) => watch.stop())]);
   }
 }

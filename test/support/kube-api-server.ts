@@ -232,13 +232,17 @@ export const LIQO_CONNECTIONS: ResourceDefinition = {
   group: 'networking.liqo.io', version: 'v1beta1', plural: 'connections', singular: 'connection', kind: 'Connection',
   namespaced: true, statusSubresource: true,
 };
+export const LIQO_CONFIGURATIONS: ResourceDefinition = {
+  group: 'networking.liqo.io', version: 'v1beta1', plural: 'configurations', singular: 'configuration', kind: 'Configuration',
+  namespaced: true, shortNames: ['conf'], statusSubresource: true,
+};
 export const FOREIGN_CLUSTER_CONNECTIONS: ResourceDefinition = {
   group: 'networking.liqo.io', version: 'v1beta1', plural: 'foreignclusterconnections',
   singular: 'foreignclusterconnection', kind: 'ForeignClusterConnection', namespaced: true,
   shortNames: ['fcc', 'fcconnection'], statusSubresource: true,
 };
 export const DEFAULT_RESOURCES: readonly ResourceDefinition[] = [
-  ENDPOINT_SLICES, LEASES, LIQO_CONNECTIONS, FOREIGN_CLUSTER_CONNECTIONS,
+  ENDPOINT_SLICES, LEASES, LIQO_CONNECTIONS, LIQO_CONFIGURATIONS, FOREIGN_CLUSTER_CONNECTIONS,
 ];
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { createLogger } from '../../src/log.ts';
 import { ClusterShortcutSource } from '../../src/view/cluster-source.ts';
 import { SnapshotStore } from '../../src/view/shortcut-view.ts';
-import { fccObject, type FccSpec } from '../support/builders.ts';
+import { configurationObject, connectionObject, fccObject, type FccSpec } from '../support/builders.ts';
 import { startKubeApiServer, type KubeApiServer } from '../support/kube-api-server.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -23,12 +23,17 @@ function usable(store: SnapshotStore, cluster = 'cluster2'): string[] {
 
 async function withSource(
   run: (context: { server: KubeApiServer; store: SnapshotStore; source: ClusterShortcutSource; restarts: () => number }) => Promise<void>,
-  options: { namespace?: string; local?: boolean; seed?: FccSpec[]; connections?: object[]; withoutConnections?: boolean } = {},
+  options: {
+    namespace?: string; local?: boolean; seed?: FccSpec[]; connections?: object[]; withoutConnections?: boolean;
+    configurations?: object[]; withoutConfigurations?: boolean;
+  } = {},
 ): Promise<void> {
   const server = await startKubeApiServer();
   if (options.withoutConnections) server.unregisterResource({ apiVersion: 'networking.liqo.io/v1beta1', kind: 'Connection' });
+  if (options.withoutConfigurations) server.unregisterResource({ apiVersion: 'networking.liqo.io/v1beta1', kind: 'Configuration' });
   for (const spec of options.seed ?? []) await server.create(fccObject(spec));
   for (const object of options.connections ?? []) await server.create(object);
+  for (const object of options.configurations ?? []) await server.create(object);
   const store = new SnapshotStore();
   let restarts = 0;
   const config = await configFor(server);
@@ -78,8 +83,8 @@ test('watches one namespace when asked', async () => {
 
 test('a dropped watch is restarted and counted, and no change is lost', async () => {
   await withSource(async ({ server, store, restarts }) => {
-    // Both watches (FCCs and Connections) open, so the drop hits the FCC watch for sure.
-    await waitFor(() => store.isSynced() && server.openWatches() >= 2);
+    // All three watches (FCCs, Connections, Configurations) open, so the drop hits the FCC watch for sure.
+    await waitFor(() => store.isSynced() && server.openWatches() >= 3);
     server.dropWatches();
     await server.create(fccObject());
     await waitFor(() => usable(store).join() === 'liqo/cluster2-cluster3:usable', { description: 'the change after the drop is seen' });
@@ -90,7 +95,7 @@ test('a dropped watch is restarted and counted, and no change is lost', async ()
 test('410 Gone after compaction makes it list again, consistently', async () => {
   await withSource(async ({ server, store }) => {
     await waitFor(() => store.isSynced() && server.openWatches() >= 1);
-    await waitFor(() => server.openWatches() >= 2);
+    await waitFor(() => server.openWatches() >= 3);
     server.dropWatches();
     await server.create(fccObject({ name: 'during-outage' }));
     await server.remove({ apiVersion: 'networking.liqo.io/v1beta1', kind: 'ForeignClusterConnection', namespace: 'liqo', name: 'seeded' });
@@ -208,6 +213,71 @@ test('an injected 500 on the list is retried and the view then syncs', async () 
     await source.start();
     await waitFor(() => usable(store).join() === 'liqo/cluster2-cluster3:usable');
     assert.ok(server.requests.filter((r) => r.status === 500).length >= 2);
+  } finally {
+    await source.stop();
+    await server.close();
+  }
+});
+
+test('several Connections to one peer: the shortcut is usable only while all of them are Connected', async () => {
+  await withSource(async ({ server, store }) => {
+    await waitFor(() => usable(store).join() === 'liqo/cluster2-cluster3:tunnel-down', { description: 'one of two down' });
+    const stored = server.get({ apiVersion: 'networking.liqo.io/v1beta1', kind: 'Connection', namespace: 'liqo-tenant-cluster3', name: 'gw-cluster3-b' });
+    assert.ok(stored);
+    await server.updateStatus({ ...stored, status: { value: 'Connected' } });
+    await waitFor(() => usable(store).join() === 'liqo/cluster2-cluster3:usable', { description: 'both up' });
+  }, { seed: [{}], connections: [connectionObject('cluster3', 'Connected'), connectionObject('cluster3', 'Connecting', 'gw-cluster3-b')] });
+});
+
+const CONFIGURATION = { apiVersion: 'networking.liqo.io/v1beta1', kind: 'Configuration' } as const;
+
+test('the leaf\'s Configurations make a pair local-overlap from the first snapshot, and follow changes', async () => {
+  // cluster2's view of the hub's pods is where this FCC's A side claims cluster3's pods are.
+  await withSource(async ({ server, store }) => {
+    await waitFor(() => usable(store).join() === 'liqo/cluster2-cluster3:local-overlap', { description: 'local-overlap at start' });
+    assert.equal(store.current().version <= 3, true, 'the first FCC snapshot already knew the views');
+    assert.deepEqual(store.current().views.externalOf('cluster1').map((c) => c.text), ['10.71.0.0/16']);
+    const stored = server.get({ ...CONFIGURATION, namespace: 'liqo-tenant-cluster1', name: 'cluster1' });
+    assert.ok(stored);
+    await server.updateStatus({ ...stored, status: { remote: { cidr: { pod: ['10.210.0.0/16'], external: ['10.71.0.0/16'] } } } });
+    await waitFor(() => usable(store).join() === 'liqo/cluster2-cluster3:usable', { description: 'the hub\'s pods seen elsewhere now' });
+    await server.create(configurationObject({ peer: 'cluster4', remotePodView: '10.200.0.0/16' }));
+    await waitFor(() => usable(store).join() === 'liqo/cluster2-cluster3:local-overlap', { description: 'another peer\'s pods there' });
+    await server.remove({ ...CONFIGURATION, namespace: 'liqo-tenant-cluster4', name: 'cluster4' });
+    await waitFor(() => usable(store).join() === 'liqo/cluster2-cluster3:usable', { description: 'gone again' });
+  }, { seed: [{ aPod: '10.200.0.0/16', aRemapped: '10.201.0.0/16' }], configurations: [configurationObject({ peer: 'cluster1' })] });
+});
+
+test('the identity pair on the leaf\'s own view of the peer stays usable in cluster mode', async () => {
+  await withSource(async ({ store }) => {
+    await waitFor(() => usable(store).join() === 'liqo/cluster2-cluster3:usable');
+    assert.equal(store.current().views.configurations.length, 2);
+  }, {
+    seed: [{ aPod: '10.61.0.0/16', aRemapped: '10.61.0.0/16' }],
+    configurations: [configurationObject({ peer: 'cluster1' }), configurationObject({ peer: 'cluster3', remotePod: '10.63.0.0/16', remotePodView: '10.61.0.0/16', remoteExternalView: '10.72.0.0/16' })],
+  });
+});
+
+test('without the Configuration CRD the view syncs and no pair is local-overlap', async () => {
+  await withSource(async ({ server, store }) => {
+    await waitFor(() => usable(store).join() === 'liqo/cluster2-cluster3:usable');
+    await waitFor(() => server.openWatches() >= 2);
+    assert.ok(server.requests.some((r) => r.path.endsWith('/configurations') && r.status === 404), 'asked, and was told it is not there');
+  }, { seed: [{ aPod: '10.200.0.0/16', aRemapped: '10.201.0.0/16' }], withoutConfigurations: true });
+});
+
+test('a Configuration forbidden to read (403) is handled like an absent one', async () => {
+  const server = await startKubeApiServer();
+  server.failNext({ method: 'GET', pathIncludes: '/configurations', watch: false, count: 1000 }, 403);
+  await server.create(fccObject({ aPod: '10.200.0.0/16', aRemapped: '10.201.0.0/16' }));
+  await server.create(configurationObject({ peer: 'cluster1' }));
+  const store = new SnapshotStore();
+  const config = await configFor(server);
+  const source = new ClusterShortcutSource({ store, logger: createLogger('silent'), shortcutsConfig: config, namespace: undefined, localConfig: config, backoff: FAST });
+  try {
+    await source.start();
+    await waitFor(() => usable(store).join() === 'liqo/cluster2-cluster3:usable');
+    assert.equal(store.current().views.configurations.length, 0);
   } finally {
     await source.stop();
     await server.close();
