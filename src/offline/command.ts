@@ -32,7 +32,8 @@ export async function runRewrite(config: RewriteConfig, io: Io): Promise<number>
   const loaded = await loadShortcutFiles(config.shortcuts);
   if (!loaded.ok) return fail(loaded.message);
   for (const note of loaded.value.ignored) io.stderr.write(`shortcut-webhook rewrite: ignored ${note}\n`);
-  const snapshot = buildSnapshot({ version: 1, fccs: loaded.value.fccs });
+  const { fccs, tunnels, configurations } = loaded.value;
+  const snapshot = buildSnapshot({ version: 1, fccs, tunnels, configurations });
   const origin = config.input === '-' ? 'stdin' : config.input;
   let text: string;
   try {

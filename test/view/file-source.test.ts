@@ -9,7 +9,7 @@ import { stringify } from 'yaml';
 import { createLogger, type Logger } from '../../src/log.ts';
 import { FileShortcutSource } from '../../src/view/file-source.ts';
 import { SnapshotStore } from '../../src/view/shortcut-view.ts';
-import { fccObject } from '../support/builders.ts';
+import { configurationObject, connectionObject, fccObject } from '../support/builders.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 interface Running { readonly dir: string; readonly store: SnapshotStore; readonly source: FileShortcutSource }
@@ -101,5 +101,25 @@ test('the same broken edit is reported again after the good text came back', asy
       await source.reload();
       assert.equal(unreadable(), reports, `after writing ${JSON.stringify(text.slice(0, 8))}`);
     }
+  });
+});
+
+test('Connections and Configurations in the files take part as they do in cluster mode, and follow edits', async () => {
+  const list = (...items: object[]) => stringify({ apiVersion: 'v1', kind: 'List', items, metadata: { resourceVersion: '' } });
+  const hub = configurationObject({ peer: 'cluster1' });
+  await withFileSource({
+    paths: (dir) => [fccFile(dir)],
+    prepare: (dir) => writeFileSync(fccFile(dir), list(fccObject(), connectionObject('cluster3', 'Connected'), connectionObject('cluster3', 'Error', 'gw-cluster3-b'), hub)),
+  }, async ({ dir, store }) => {
+    assert.deepEqual(usableFor(store), [], 'one of two Connections down');
+    assert.equal(store.current().views.configurations.length, 1);
+    writeFileSync(fccFile(dir), list(fccObject({ aPod: '10.200.0.0/16', aRemapped: '10.201.0.0/16' }), connectionObject('cluster3', 'Connected'), hub));
+    await waitFor(() => {
+      const [state] = store.current().forCluster('cluster2').states;
+      return state !== undefined && !state.usable && state.reason === 'local-overlap';
+    }, { description: 'the hub\'s pods in the source' });
+    writeFileSync(fccFile(dir), list(fccObject()));
+    await waitFor(() => usableFor(store).join() === '10.63.0.0/16>10.61.0.0/16', { description: 'without them the FCC alone decides' });
+    assert.equal(store.current().views.configurations.length, 0);
   });
 });
