@@ -2,6 +2,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ReviewOutcome } from './admission/responses.ts';
 import { UNUSABLE_REASONS, type PairState } from './core/pairs.ts';
+import { UNTOUCHED_REASONS } from './core/rewrite.ts';
 
 /** Every value of the pairs{state} label: a series for each exists from the start, at zero. */
 const PAIR_STATES: readonly string[] = ['usable', ...UNUSABLE_REASONS];
@@ -39,6 +40,15 @@ export class Metrics {
   readonly addressesRestored = new Counter({
     name: `${PREFIX}addresses_restored_total`, help: 'Addresses restored to their hub address by admission patches.', registers: [this.registry],
   });
+  /**
+   * Not in SPEC §4's list, added beside it: why reviewed addresses were left exactly as they came (neither changed
+   * nor flagged). A leaf behind an upstream-Liqo hub shows them all as hub-external; a leaf no FCC names, as no-fcc.
+   */
+  readonly addressesUntouched = new Counter({
+    name: `${PREFIX}addresses_untouched_total`,
+    help: 'Addresses left unchanged and unflagged by admission reviews, by reason: not-canonical, hub-external, no-fcc or no-pair.',
+    labelNames: ['reason'] as const, registers: [this.registry],
+  });
   readonly pairs = new Gauge({
     name: `${PREFIX}pairs`, help: 'ForeignClusterConnection sides of the local cluster(s), by state: usable or the reason it is not.',
     labelNames: ['state'] as const, registers: [this.registry],
@@ -67,6 +77,7 @@ export class Metrics {
       for (const result of ADMISSION_RESULTS) this.admissionRequests.inc({ operation, result }, 0);
     }
     for (const result of RECONCILE_RESULTS) this.slicesReconciled.inc({ result }, 0);
+    for (const reason of UNTOUCHED_REASONS) this.addressesUntouched.inc({ reason }, 0);
   }
 
   /** The sync time is read at scrape time, so it is never stale between changes. */
@@ -77,6 +88,9 @@ export class Metrics {
   observeReview(operation: string, outcome: ReviewOutcome, seconds: number): void {
     this.admissionRequests.inc({ operation: operationLabel(operation), result: outcome.kind });
     this.admissionDuration.observe(seconds);
+    if (outcome.kind !== 'patched' && outcome.kind !== 'unchanged') return;
+    const { untouched } = outcome.rewrite;
+    for (const reason of UNTOUCHED_REASONS) if (untouched[reason] > 0) this.addressesUntouched.inc({ reason }, untouched[reason]);
     if (outcome.kind !== 'patched') return;
     let rewritten = 0;
     for (const edit of outcome.rewrite.edits) if (edit.kind === 'rewritten') rewritten++;

@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { buildOpsApp, buildWebhookApp, type WebhookApp } from './app.ts';
 import { EXIT_INVALID_INPUT, EXIT_OK } from './cli.ts';
 import type { ServeConfig } from './config.ts';
-import { localClusters, localStates } from './core/local-clusters.ts';
+import { localClusters, localStates, viewNotes } from './core/local-clusters.ts';
 import { pairChanges } from './core/pair-changes.ts';
 import { describeState, type PairState } from './core/pairs.ts';
 import type { Snapshot } from './core/snapshot.ts';
@@ -35,6 +35,21 @@ function pairLogger(logger: Logger, clusterId: string | undefined): (snapshot: S
       }
     }
     previous = next;
+  };
+}
+
+/**
+ * Says once, and again only when it changes, that nothing can be rewritten (the source holds no FCC, or none names
+ * the configured cluster): the first thing to check when a webhook is up and nothing changes.
+ */
+function notesLogger(logger: Logger, view: { isSynced(): boolean }, clusterId: string | undefined): (snapshot: Snapshot) => void {
+  let previous = '';
+  return (snapshot) => {
+    const notes = viewNotes(snapshot, clusterId, view.isSynced());
+    const key = notes.join('\n');
+    if (key === previous) return;
+    previous = key;
+    for (const note of notes) logger.warn({ version: snapshot.version }, note);
   };
 }
 
@@ -98,6 +113,7 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
   metrics.trackView(store);
   store.subscribe((snapshot) => metrics.setPairStates(localStates(snapshot, config.clusterId)));
   store.subscribe(pairLogger(logger, config.clusterId));
+  store.subscribe(notesLogger(logger, store, config.clusterId));
 
   let tlsFiles;
   try {

@@ -25,3 +25,13 @@ export function statesOf(snapshot: Snapshot, scope: StatesScope): readonly PairS
 export function localStates(snapshot: Snapshot, clusterId: string | undefined): readonly PairState[] {
   return localClusters(snapshot, clusterId).flatMap((cluster) => statesOf(snapshot, { cluster, configured: clusterId }));
 }
+
+/** What an operator wondering "why does nothing change?" should read first. */
+export function viewNotes(snapshot: Snapshot, clusterId: string | undefined, synced: boolean): string[] {
+  if (!synced) return [];
+  if (snapshot.fccs.length === 0) return ['the shortcut source holds no ForeignClusterConnection at all: nothing can be rewritten'];
+  if (clusterId !== undefined && snapshot.forCluster(clusterId).states.length === 0) {
+    return [`no ForeignClusterConnection names cluster ${clusterId}: its slices are left as they are`];
+  }
+  return [];
+}

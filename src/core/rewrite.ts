@@ -3,6 +3,7 @@ import {
   isSkip, ORIGINAL_ADDRESSES_ANNOTATION, readReflectedSlice, SHORTCUT_ADDRESSES_ANNOTATION,
   type ReflectedSlice, type SliceOptions, type SliceSkip,
 } from './endpoint-slice.ts';
+import type { Cidr } from './cidr.ts';
 import { ipv4, ipv6, type AddressCodec } from './ip.ts';
 import { field, isArray, isObject, type Json, type JsonObject } from './json.ts';
 import type { FamilyIndex } from './pair-index.ts';
@@ -25,14 +26,29 @@ export interface AnnotationEdit {
   readonly value: string | undefined;
 }
 
+/**
+ * Why an address was left exactly as it came, neither changed nor flagged (SPEC §6 "say why nothing changed"):
+ * - `not-canonical`: not an address of the slice's family as the webhook writes them;
+ * - `hub-external`: in the leaf's view of the hub's external CIDR (the slice's `offloading.liqo.io/origin`), where the
+ *   hub's IPAM allocated it: its host part is not the pod's, so no shortcut can map it;
+ * - `no-fcc`: no ForeignClusterConnection names the slice's cluster at all;
+ * - `no-pair`: FCCs name the cluster, but no usable pair's source holds the address.
+ */
+export type UntouchedReason = 'not-canonical' | 'hub-external' | 'no-fcc' | 'no-pair';
+
+export const UNTOUCHED_REASONS: readonly UntouchedReason[] = ['not-canonical', 'hub-external', 'no-fcc', 'no-pair'];
+
+export type UntouchedCounts = Readonly<Record<UntouchedReason, number>>;
+
 export interface SliceRewrite {
   readonly slice: ReflectedSlice;
   readonly edits: readonly AddressEdit[];
   readonly annotations: readonly AnnotationEdit[];
+  /** Addresses left exactly as they came, by reason: what `addresses_untouched_total` counts. */
+  readonly untouched: UntouchedCounts;
 }
 
-export type AddressReason =
-  | 'rewritten' | 'restored' | 'through-shortcut' | 'identity' | 'no-pair' | 'not-canonical';
+export type AddressReason = 'rewritten' | 'restored' | 'through-shortcut' | 'identity' | UntouchedReason;
 
 /** What `explain` shows for one address; only built when someone asks. */
 export interface AddressTrace {
@@ -117,14 +133,24 @@ function annotationBytes(current: JsonObject | undefined, desired: readonly Anno
   return total;
 }
 
-function reasonFor({ input, base, output, pair, flagged }: Omit<AddressTrace, 'reason' | 'endpoint' | 'address'>): AddressReason {
+function reasonFor(
+  { input, base, output, pair, flagged }: Omit<AddressTrace, 'reason' | 'endpoint' | 'address'>, untouched: UntouchedReason,
+): AddressReason {
   if (pair !== undefined) return output === base && flagged ? 'identity' : 'rewritten';
   if (output !== input) return 'restored';
-  return flagged ? 'through-shortcut' : 'no-pair';
+  return flagged ? 'through-shortcut' : untouched;
+}
+
+/** What a family's rewrite reads besides the pairs: enough to say why an address was left alone. */
+interface UntouchedContext<V> {
+  /** No FCC names the slice's cluster. */
+  readonly noFcc: boolean;
+  /** The leaf's view of the slice's hub's external CIDR, in this family (usually one block, often none). */
+  readonly hubExternal: readonly { readonly network: V; readonly last: V }[];
 }
 
 function rewriteFamily<V extends number | bigint>(
-  slice: ReflectedSlice, codec: AddressCodec<V>, index: FamilyIndex<V>, observe: TraceObserver | undefined,
+  slice: ReflectedSlice, codec: AddressCodec<V>, index: FamilyIndex<V>, context: UntouchedContext<V>, observe: TraceObserver | undefined,
 ): SliceRewrite | SliceSkip {
   const current = slice.annotations;
   const originals = readOriginals(codec, current && field(current, ORIGINAL_ADDRESSES_ANNOTATION));
@@ -133,7 +159,14 @@ function rewriteFamily<V extends number | bigint>(
   // one Map for the flag list and the originals, so an address costs two lookups, not five.
   const flags = new Map<string, string | undefined>();
   let recorded = 0;
+  let notCanonical = 0;
+  let hubExternal = 0;
+  let noPair = 0;
   const { endpoints } = slice;
+  const untouchedIn = (value: V): 'hub-external' | 'no-fcc' | 'no-pair' => {
+    for (const block of context.hubExternal) if (value >= block.network && value <= block.last) return 'hub-external';
+    return context.noFcc ? 'no-fcc' : 'no-pair';
+  };
   for (let e = 0; e < endpoints.length; e++) {
     const endpoint = endpoints[e];
     if (!isObject(endpoint)) continue;
@@ -146,6 +179,7 @@ function rewriteFamily<V extends number | bigint>(
       if (typeof input !== 'string') continue;
       const inputValue = codec.parseCanonical(input);
       if (inputValue === undefined) {
+        notCanonical++;
         observe?.({ endpoint: e, address: a, input, base: input, output: input, pair: undefined, reason: 'not-canonical', flagged: false });
         continue;
       }
@@ -168,10 +202,15 @@ function rewriteFamily<V extends number | bigint>(
           recorded++;
         } else if (!flags.has(output)) flags.set(output, undefined);
       }
+      let untouched: UntouchedReason = 'no-pair';
+      if (!isFlagged && output === input) {
+        untouched = untouchedIn(inputValue);
+        if (untouched === 'hub-external') hubExternal++; else noPair++;
+      }
       if (observe !== undefined) {
         const pair = remapped === undefined ? undefined : index.sourceOf(baseValue)?.pair;
         const trace = { input, base, output, pair, flagged: isFlagged };
-        observe({ endpoint: e, address: a, ...trace, reason: reasonFor(trace) });
+        observe({ endpoint: e, address: a, ...trace, reason: reasonFor(trace, untouched) });
       }
     }
   }
@@ -186,14 +225,26 @@ function rewriteFamily<V extends number | bigint>(
     const present = current !== undefined && Object.hasOwn(current, key);
     return value === undefined ? present : !present || current[key] !== value;
   });
-  return { slice, edits, annotations };
+  const untouched = { 'not-canonical': notCanonical, 'hub-external': hubExternal, 'no-fcc': 0, 'no-pair': 0 };
+  untouched[context.noFcc ? 'no-fcc' : 'no-pair'] = noPair;
+  return { slice, edits, annotations, untouched };
+}
+
+const NO_BLOCKS: readonly never[] = Object.freeze([]);
+
+/** The blocks of one family; without views (file mode, no Liqo objects) the shared empty list, no allocation. */
+function blocksOf<F extends Cidr['family']>(cidrs: readonly Cidr[], family: F): readonly Extract<Cidr, { family: F }>[] {
+  return cidrs.length === 0 ? NO_BLOCKS : cidrs.filter((cidr): cidr is Extract<Cidr, { family: F }> => cidr.family === family);
 }
 
 /** The rewrite of SPEC §3; `observe` sees every address (for `explain`) and costs nothing when absent. */
-function rewriteSlice(slice: ReflectedSlice, view: ClusterView, observe?: TraceObserver): SliceRewrite | SliceSkip {
+function rewriteSlice(slice: ReflectedSlice, snapshot: Snapshot, observe?: TraceObserver): SliceRewrite | SliceSkip {
+  const view: ClusterView = snapshot.forCluster(slice.clusterId);
+  const noFcc = view.states.length === 0;
+  const external = slice.origin === undefined ? [] : snapshot.views.externalOf(slice.origin);
   return slice.family === 'IPv4'
-    ? rewriteFamily(slice, ipv4, view.index.ipv4, observe)
-    : rewriteFamily(slice, ipv6, view.index.ipv6, observe);
+    ? rewriteFamily(slice, ipv4, view.index.ipv4, { noFcc, hubExternal: blocksOf(external, 'IPv4') }, observe)
+    : rewriteFamily(slice, ipv6, view.index.ipv6, { noFcc, hubExternal: blocksOf(external, 'IPv6') }, observe);
 }
 
 /** f of SPEC §3 from any JSON: a skip (left alone) or the rewrite against the slice's cluster in `snapshot`. */
@@ -201,7 +252,7 @@ export function rewriteEndpointSlice(
   object: unknown, snapshot: Snapshot, options: SliceOptions = {}, observe?: TraceObserver,
 ): SliceRewrite | SliceSkip {
   const slice = readReflectedSlice(object, options);
-  return isSkip(slice) ? slice : rewriteSlice(slice, snapshot.forCluster(slice.clusterId), observe);
+  return isSkip(slice) ? slice : rewriteSlice(slice, snapshot, observe);
 }
 
 export function isUnchanged(rewrite: SliceRewrite): boolean {

@@ -1,5 +1,5 @@
 // `rewrite --explain`: plain-text tables a person reads next to `kubectl get`, one per slice, then FCC states.
-import { containsAddress } from '../core/cidr.ts';
+import { containsAddress, type Cidr } from '../core/cidr.ts';
 import type { ForeignClusterConnection } from '../core/fcc.ts';
 import { localClusters } from '../core/local-clusters.ts';
 import { describeState, hubPrefixFor, type PairState } from '../core/pairs.ts';
@@ -18,9 +18,33 @@ function shown(text: string): string {
   return /^[\x21-\x7e]+$/.test(text) ? text : JSON.stringify(text);
 }
 
-function stateTable(states: readonly PairState[]): string[] {
-  if (states.length === 0) return ['(no ForeignClusterConnections)'];
-  return table(['FCC', 'STATE', 'DETAIL'], states.map((state) => [state.fcc, state.usable ? 'usable' : state.reason, describeState(state)]));
+function stateTable(snapshot: Snapshot, cluster: string): string[] {
+  if (snapshot.fccs.length === 0) return ['(no ForeignClusterConnections at all in the shortcut files: nothing can be rewritten)'];
+  const named = snapshot.forCluster(cluster).states.length > 0 ? [] : [`(no ForeignClusterConnection names ${cluster})`];
+  const states = snapshot.statesFor(cluster);
+  return [...named, ...table(['FCC', 'STATE', 'DETAIL'], states.map((state) => [state.fcc, state.usable ? 'usable' : state.reason, describeState(state)]))];
+}
+
+function cidrTexts(cidrs: readonly Cidr[]): string {
+  return cidrs.length === 0 ? '-' : cidrs.map((cidr) => cidr.text).join(',');
+}
+
+/** The leaf's Liqo objects given with --shortcuts, as the decisions above read them; nothing when none were given. */
+function leafTables(snapshot: Snapshot): string[] {
+  const lines: string[] = [];
+  const { configurations } = snapshot.views;
+  if (configurations.length > 0) {
+    lines.push('', 'Liqo Configurations of the leaf (its own pods, and where it sees each peer):', ...table(
+      ['CONFIGURATION', 'PEER', 'OWN PODS', 'PEER PODS', 'PEER EXTERNAL'],
+      configurations.map((c) => [c.ref, c.remoteCluster ?? '-', cidrTexts(c.localPod), cidrTexts(c.remotePod), cidrTexts(c.remoteExternal)]),
+    ));
+  }
+  if (snapshot.tunnels.size > 0) {
+    lines.push('', 'Liqo Connections of the leaf (a shortcut is used only while all of its peer\'s are Connected):', ...table(
+      ['PEER', 'STATE'], [...snapshot.tunnels].sort(([a], [b]) => (a < b ? -1 : 1)).map(([peer, state]) => [peer, state || '(no status)']),
+    ));
+  }
+  return lines;
 }
 
 /**
@@ -66,7 +90,8 @@ export function explain(results: readonly DocumentResult[], snapshot: Snapshot, 
   }
   if (clusters.length === 0) clusters.push(...localClusters(snapshot, clusterId));
   for (const cluster of clusters) {
-    lines.push('', `FCC states for cluster ${cluster}:`, ...stateTable(snapshot.statesFor(cluster)));
+    lines.push('', `FCC states for cluster ${cluster}:`, ...stateTable(snapshot, cluster));
   }
+  lines.push(...leafTables(snapshot));
   return `${lines.join('\n').replace(/^\n/, '')}\n`;
 }

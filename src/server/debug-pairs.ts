@@ -1,5 +1,6 @@
 // The body of /debug/pairs: what the snapshot makes of every FCC, per local cluster, as JSON.
-import { localClusters, statesOf } from '../core/local-clusters.ts';
+import type { Cidr } from '../core/cidr.ts';
+import { localClusters, statesOf, viewNotes } from '../core/local-clusters.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 
 export interface DebugPairs {
@@ -7,11 +8,20 @@ export interface DebugPairs {
   readonly synced: boolean;
   readonly lastSync: string | null;
   readonly fccs: number;
+  /** Why nothing may be rewritten at all, in words: empty when FCCs name every local cluster. */
+  readonly notes: readonly string[];
   readonly clusters: readonly {
     readonly clusterId: string;
     readonly pairs: readonly { fcc: string; peer: string; hubPrefix: string; shortcutPrefix: string }[];
     readonly unusable: readonly { fcc: string; peer: string | null; reason: string; detail: string }[];
   }[];
+  /** The leaf's own Liqo objects the decisions read (cluster mode, or given with the files); empty when unknown. */
+  readonly leaf: {
+    readonly connections: Readonly<Record<string, string>>;
+    readonly configurations: readonly {
+      configuration: string; peer: string | null; ownPodCIDRs: readonly string[]; peerPodCIDRs: readonly string[]; peerExternalCIDRs: readonly string[];
+    }[];
+  };
 }
 
 export interface DebugPairsInput {
@@ -23,12 +33,15 @@ export interface DebugPairsInput {
   readonly lastSync: number | undefined;
 }
 
+const texts = (cidrs: readonly Cidr[]): string[] => cidrs.map((cidr) => cidr.text);
+
 export function debugPairs({ snapshot, clusterId, synced, lastSync }: DebugPairsInput): DebugPairs {
   return {
     version: snapshot.version,
     synced,
     lastSync: lastSync === undefined ? null : new Date(lastSync).toISOString(),
     fccs: snapshot.fccs.length,
+    notes: viewNotes(snapshot, clusterId, synced),
     clusters: localClusters(snapshot, clusterId).map((id) => {
       const states = statesOf(snapshot, { cluster: id, configured: clusterId });
       return {
@@ -39,5 +52,12 @@ export function debugPairs({ snapshot, clusterId, synced, lastSync }: DebugPairs
         unusable: states.flatMap((state) => (state.usable ? [] : [{ fcc: state.fcc, peer: state.peer ?? null, reason: state.reason, detail: state.detail }])),
       };
     }),
+    leaf: {
+      connections: Object.fromEntries([...snapshot.tunnels].sort(([a], [b]) => (a < b ? -1 : 1))),
+      configurations: snapshot.views.configurations.map((c) => ({
+        configuration: c.ref, peer: c.remoteCluster ?? null,
+        ownPodCIDRs: texts(c.localPod), peerPodCIDRs: texts(c.remotePod), peerExternalCIDRs: texts(c.remoteExternal),
+      })),
+    },
   };
 }

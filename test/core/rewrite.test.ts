@@ -4,7 +4,9 @@ import { isSkip, type SliceSkip } from '../../src/core/endpoint-slice.ts';
 import type { Json, JsonObject } from '../../src/core/json.ts';
 import { applyRewrite, rewriteEndpointSlice, type AddressTrace, type SliceRewrite } from '../../src/core/rewrite.ts';
 import type { Snapshot } from '../../src/core/snapshot.ts';
-import { fcc, sliceObject, snapshotOf, type SliceSpec } from '../support/builders.ts';
+import { decodeConfiguration } from '../../src/core/leaf-views.ts';
+import { buildSnapshot } from '../../src/core/snapshot.ts';
+import { configurationObject, fcc, sliceObject, snapshotOf, type SliceSpec } from '../support/builders.ts';
 
 const FLAG = 'liqo.io/shortcut-addresses';
 const ORIGINALS = 'liqo.io/shortcut-original-addresses';
@@ -261,4 +263,47 @@ test('a slice whose annotations would pass the API server\'s 256 KiB limit is le
   assert.equal(result.skip, 'annotations-too-large');
   const fits = rewriteEndpointSlice(sliceObject({ addresses: addresses.slice(0, 10) }), worked);
   assert.ok(!isSkip(fits) && fits.edits.length === 1000);
+});
+
+/** cluster2 with the worked FCC and its Configuration for the hub cluster1 (external CIDR seen at 10.71/16). */
+const withViews = buildSnapshot({ version: 1, fccs: [fcc()], configurations: [
+  decodeConfiguration(configurationObject({ peer: 'cluster1', remoteExternalView: ['10.71.0.0/16', 'fd00:71::/32'] })),
+] });
+
+function reasonsOf(object: Json, snapshot: Snapshot): string[] {
+  const traces: AddressTrace[] = [];
+  rewriteEndpointSlice(object, snapshot, {}, (trace) => traces.push(trace));
+  return traces.map((trace) => `${trace.input}:${trace.reason}`);
+}
+
+test('an address in the leaf\'s view of the hub\'s external CIDR is hub-external, others keep their reasons', () => {
+  const slice = sliceObject({ addresses: [['10.71.0.9', '10.63.0.5', '10.61.0.7', '10.200.0.1', '10.1']] });
+  assert.deepEqual(reasonsOf(slice, withViews), ['10.71.0.9:hub-external', '10.63.0.5:rewritten', '10.61.0.7:through-shortcut', '10.200.0.1:no-pair', '10.1:not-canonical']);
+  assert.deepEqual(rewrite(slice, withViews).untouched, { 'not-canonical': 1, 'hub-external': 1, 'no-fcc': 0, 'no-pair': 1 });
+});
+
+test('hub-external is the hub\'s: a slice from another origin, or without one, is no-pair there', () => {
+  const other = sliceObject({ addresses: [['10.71.0.9']] });
+  const metadata = other.metadata as JsonObject;
+  const fromCluster9 = { ...other, metadata: { ...metadata, labels: { ...(metadata.labels as JsonObject), 'offloading.liqo.io/origin': 'cluster9' } } };
+  assert.deepEqual(reasonsOf(fromCluster9, withViews), ['10.71.0.9:no-pair']);
+  const { 'offloading.liqo.io/origin': _origin, ...unlabelled } = metadata.labels as JsonObject;
+  assert.deepEqual(reasonsOf({ ...other, metadata: { ...metadata, labels: unlabelled } }, withViews), ['10.71.0.9:no-pair']);
+});
+
+test('IPv6 slices read the IPv6 blocks of the hub\'s external view', () => {
+  assert.deepEqual(reasonsOf(sliceObject({ addressType: 'IPv6', addresses: [['fd00:71::5', 'fd00:72::5']] }), withViews),
+    ['fd00:71::5:hub-external', 'fd00:72::5:no-pair']);
+});
+
+test('a cluster no FCC names leaves every address alone as no-fcc; hub-external still wins', () => {
+  const slice = sliceObject({ destination: 'cluster7', addresses: [['10.63.0.5', '10.71.0.1']] });
+  assert.deepEqual(reasonsOf(slice, withViews), ['10.63.0.5:no-fcc', '10.71.0.1:hub-external']);
+  assert.deepEqual(rewrite(slice, withViews).untouched, { 'not-canonical': 0, 'hub-external': 1, 'no-fcc': 1, 'no-pair': 0 });
+});
+
+test('restored and flagged addresses are not counted as untouched', () => {
+  const slice = sliceObject({ addresses: [['10.61.0.5', '10.61.0.6']], annotations: { [ORIGINALS]: '{"10.61.0.5":"10.63.0.5"}' } });
+  assert.deepEqual(rewrite(slice, snapshotOf([])).untouched, { 'not-canonical': 0, 'hub-external': 0, 'no-fcc': 1, 'no-pair': 0 });
+  assert.deepEqual(rewrite(slice).untouched, { 'not-canonical': 0, 'hub-external': 0, 'no-fcc': 0, 'no-pair': 0 });
 });

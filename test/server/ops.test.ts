@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { fcc } from '../support/builders.ts';
+import { decodeConfiguration, tunnelStates } from '../../src/core/leaf-views.ts';
+import { configurationObject, connectionObject, fcc } from '../support/builders.ts';
 import { startHarness } from '../support/webhook-harness.ts';
 
 async function get(url: string): Promise<{ status: number; body: string; type: string | null }> {
@@ -63,6 +64,49 @@ test('without --cluster-id, /debug/pairs shows every cluster the FCCs name', asy
   try {
     const body = JSON.parse((await get(`${harness.opsUrl}/debug/pairs`)).body);
     assert.deepEqual(body.clusters.map((c: { clusterId: string }) => c.clusterId), ['cluster2', 'cluster3']);
+  } finally {
+    await harness.close();
+  }
+});
+
+test('/debug/pairs says plainly when the source holds no FCC at all, or none for the configured cluster', async () => {
+  const empty = await startHarness({ fccs: [], clusterId: 'cluster2' });
+  const unnamed = await startHarness({ fccs: [fcc()], clusterId: 'cluster9' });
+  const named = await startHarness({ fccs: [fcc()], clusterId: 'cluster2' });
+  const notSynced = await startHarness({ synced: false });
+  try {
+    const notes = async (harness: typeof empty) => JSON.parse((await get(`${harness.opsUrl}/debug/pairs`)).body).notes;
+    assert.deepEqual(await notes(empty), ['the shortcut source holds no ForeignClusterConnection at all: nothing can be rewritten']);
+    assert.deepEqual(await notes(unnamed), ['no ForeignClusterConnection names cluster cluster9: its slices are left as they are']);
+    assert.deepEqual(await notes(named), []);
+    assert.deepEqual(await notes(notSynced), [], 'before the first sync the view knows nothing yet: readyz says so');
+  } finally {
+    await Promise.all([empty.close(), unnamed.close(), named.close(), notSynced.close()]);
+  }
+});
+
+test('/debug/pairs shows the leaf\'s Liqo Connections and Configurations the decisions read', async () => {
+  const harness = await startHarness({ fccs: [fcc({ aPod: '10.200.0.0/16', aRemapped: '10.201.0.0/16' })], clusterId: 'cluster2' });
+  try {
+    harness.store.publishTunnels(tunnelStates([connectionObject('cluster3', 'Connected')]));
+    harness.store.publishConfigurations([decodeConfiguration(configurationObject({ peer: 'cluster1' }))]);
+    const body = JSON.parse((await get(`${harness.opsUrl}/debug/pairs`)).body);
+    assert.deepEqual(body.leaf, {
+      connections: { cluster3: 'Connected' },
+      configurations: [{ configuration: 'liqo-tenant-cluster1/cluster1', peer: 'cluster1', ownPodCIDRs: ['10.60.0.0/16'], peerPodCIDRs: ['10.200.0.0/16'], peerExternalCIDRs: ['10.71.0.0/16'] }],
+    });
+    assert.equal(body.clusters[0].unusable[0].reason, 'local-overlap');
+    assert.match(body.clusters[0].unusable[0].detail, /where the leaf sees cluster1's pods/);
+  } finally {
+    await harness.close();
+  }
+});
+
+test('pairs{state} has a local-overlap series from the start', async () => {
+  const harness = await startHarness({ fccs: [] });
+  try {
+    assert.match(await harness.metrics.registry.metrics(), /^shortcut_webhook_pairs\{state="local-overlap"\} 0$/m);
+    assert.match(await harness.metrics.registry.metrics(), /^shortcut_webhook_addresses_untouched_total\{reason="hub-external"\} 0$/m);
   } finally {
     await harness.close();
   }

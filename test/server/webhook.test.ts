@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import tls, { connect as tlsConnect } from 'node:tls';
 import { after, before, test } from 'node:test';
 import { Agent } from 'node:https';
-import { fcc, reviewObject, sliceObject } from '../support/builders.ts';
+import { decodeConfiguration } from '../../src/core/leaf-views.ts';
+import { configurationObject, fcc, reviewObject, sliceObject } from '../support/builders.ts';
 import { connect2, post1, post2 } from '../support/https-client.ts';
 import { startHarness, type Harness } from '../support/webhook-harness.ts';
 
@@ -231,5 +232,25 @@ test('every review is timed in the duration histogram, and /metrics says its tex
     assert.match(text, /^shortcut_webhook_admission_duration_seconds_bucket\{le="10"\} 2$/m);
   } finally {
     await fresh.close();
+  }
+});
+
+test('says why addresses were left alone: addresses_untouched_total by reason', async () => {
+  const local = await startHarness({ fccs: [fcc()] });
+  try {
+    // cluster2 sees its hub cluster1's external CIDR at 10.71/16: where upstream Liqo reflects peer pods.
+    local.store.publishConfigurations([decodeConfiguration(configurationObject({ peer: 'cluster1' }))]);
+    const review = (addresses: string[], destination = 'cluster2') =>
+      post1(local.url, local.certs.ca, JSON.stringify(reviewObject(sliceObject({ destination, addresses: [addresses] }))));
+    await review(['10.71.0.9', '10.71.0.10', '10.63.0.5', '10.200.0.1', '010.0.0.1']);
+    await review(['10.63.0.6'], 'cluster7');
+    const text = await local.metrics.registry.metrics();
+    assert.match(text, /shortcut_webhook_addresses_untouched_total\{reason="hub-external"\} 2$/m);
+    assert.match(text, /shortcut_webhook_addresses_untouched_total\{reason="no-pair"\} 1$/m);
+    assert.match(text, /shortcut_webhook_addresses_untouched_total\{reason="not-canonical"\} 1$/m);
+    assert.match(text, /shortcut_webhook_addresses_untouched_total\{reason="no-fcc"\} 1$/m);
+    assert.match(text, /shortcut_webhook_addresses_rewritten_total 1$/m);
+  } finally {
+    await local.close();
   }
 });
