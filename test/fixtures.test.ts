@@ -1,7 +1,11 @@
 // The offline harness: every test/fixtures/<case>/ runs through the command line's own code path.
-//   shortcuts.yaml  the ForeignClusterConnections (as `kubectl get fcc -A -o yaml` prints them)
+//   shortcuts.yaml  the ForeignClusterConnections, and optionally the leaf's Liqo Connections and Configurations
+//                   (as `kubectl get fcc,connections.networking.liqo.io,configurations.networking.liqo.io -A -o yaml`
+//                   prints them)
 //   input.yaml      the slices, lists or reviews (as `kubectl get endpointslice -o yaml` prints them)
 //   expected.yaml   what `shortcut-webhook rewrite` must print
+//   explain.txt     optional: what `rewrite --explain` must print, run from the case's folder (so paths read
+//                   `input.yaml#1`): the reasons, shown through the offline command
 //   args            optional extra flags, one per line (e.g. --cluster-id and its value)
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -47,5 +51,22 @@ for (const name of readdirSync(root).sort()) {
     if (input.includes('kind: AdmissionReview')) return;
     const again = await runCli(base, { stdin: readFileSync(join(dir, 'expected.yaml'), 'utf8') });
     assert.deepEqual(documents(again.stdout), documents(readFileSync(join(dir, 'expected.yaml'), 'utf8')));
+  });
+}
+
+for (const name of readdirSync(root).sort()) {
+  const dir = join(root, name);
+  if (!existsSync(join(dir, 'explain.txt'))) continue;
+  const args = existsSync(join(dir, 'args')) ? readFileSync(join(dir, 'args'), 'utf8').split('\n').filter(Boolean) : [];
+  test(`fixture ${name}: --explain prints explain.txt`, async () => {
+    const previous = process.cwd();
+    process.chdir(dir);
+    try {
+      const run = await runCli(['rewrite', '--shortcuts', 'shortcuts.yaml', ...args, '--explain', 'input.yaml']);
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(run.stdout, readFileSync(join(dir, 'explain.txt'), 'utf8'));
+    } finally {
+      process.chdir(previous);
+    }
   });
 }

@@ -85,7 +85,7 @@ export function readReflectedSlice(object: unknown, options: SliceOptions = {}):
   const manager = isObject(labels) ? stringField(labels, MANAGED_BY_LABEL) : undefined;
   if (manager !== REFLECTION_MANAGER) return skip('not-reflected', `${MANAGED_BY_LABEL} is ${manager ?? 'unset'}`);
   if (isObject(labels) && stringField(labels, INDIRECT_SLICE_LABEL) === 'true') {
-    return skip('indirect-slice', `${INDIRECT_SLICE_LABEL} is "true": Liqo's failover path through the hub, left alone`);
+    return skip('indirect-slice', `${INDIRECT_SLICE_LABEL} is "true": Liqo's failover path through the hub`);
   }
   const addressType = stringField(object, 'addressType');
   if (addressType !== 'IPv4' && addressType !== 'IPv6') {

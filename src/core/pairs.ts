@@ -64,7 +64,7 @@ function candidate(fcc: ForeignClusterConnection, clusterId: string, leaf: Requi
   if (!fcc.isConnected) return unusable(fcc.ref, peer, 'not-connected', `status.isConnected is not true (phase ${fcc.phase ?? 'unset'})`);
   const tunnel = leaf.tunnels.get(peer);
   if (tunnel !== undefined && tunnel !== TUNNEL_CONNECTED) {
-    return unusable(fcc.ref, peer, 'tunnel-down', `Connection to ${peer} is ${tunnel || 'without status'}`);
+    return unusable(fcc.ref, peer, 'tunnel-down', `the leaf's Liqo Connection to ${peer} is ${tunnel || 'without status'}, not Connected`);
   }
   const where = `status.foreignCluster${label}Networking`;
   const hubPrefix = parseCidr(side?.podCIDR ?? '');
