@@ -31,7 +31,7 @@ export const SERVE_FLAGS = {
   'tls-cert': { type: 'string', value: 'FILE', help: 'serving certificate (PEM), reloaded when it changes (default: a development pair, see README)' },
   'tls-key': { type: 'string', value: 'FILE', help: 'serving key (PEM), reloaded when it changes' },
   'cluster-id': { type: 'string', value: 'ID', help: 'local cluster ID for slices without offloading.liqo.io/destination' },
-  shortcuts: { type: 'string', multiple: true, value: 'PATH', help: 'watch ForeignClusterConnections in these files or folders instead of a cluster (repeatable)' },
+  shortcuts: { type: 'string', multiple: true, value: 'PATH', help: 'watch ForeignClusterConnections (and the leaf\'s Liqo Connections and Configurations) in these files or folders instead of a cluster (repeatable)' },
   kubeconfig: { type: 'string', value: 'FILE', help: 'kubeconfig of the local cluster (default: KUBECONFIG, then in-cluster)' },
   'shortcuts-kubeconfig': { type: 'string', value: 'FILE', help: 'watch ForeignClusterConnections on this cluster instead (e.g. the hub)' },
   'shortcuts-namespace': { type: 'string', value: 'NS', help: 'watch ForeignClusterConnections in this namespace only (default: all)' },
@@ -42,7 +42,7 @@ export const SERVE_FLAGS = {
 } as const satisfies FlagTable;
 
 export const REWRITE_FLAGS = {
-  shortcuts: { type: 'string', multiple: true, value: 'PATH', help: 'ForeignClusterConnections: a file or folder of YAML/JSON (repeatable, required)' },
+  shortcuts: { type: 'string', multiple: true, value: 'PATH', help: 'ForeignClusterConnections, and optionally the leaf\'s Liqo Connections and Configurations: a file or folder of YAML/JSON (repeatable, required)' },
   'cluster-id': { type: 'string', value: 'ID', help: 'local cluster ID for slices without offloading.liqo.io/destination' },
   output: { type: 'string', value: 'FORMAT', help: 'yaml (default), json (one document per line) or patch (the JSON Patch)' },
   explain: { type: 'boolean', help: 'print, per address, input, output, FCC and reason, and each FCC\'s state' },

@@ -88,6 +88,23 @@ test('file mode logs once that the controller is off', async () => {
   }
 });
 
+test('a source that holds no FCC at all is said once in the log, and again when it changes', async () => {
+  const empty = join(dir, 'empty.yaml');
+  writeFileSync(empty, stringify({ apiVersion: 'v1', kind: 'List', items: [] }));
+  const server = await startServer([...tlsArgs, '--shortcuts', empty, '--cluster-id', 'cluster2']);
+  try {
+    const said = (text: string) => server.lines.filter((l) => l.includes(text)).length;
+    await waitFor(() => said('holds no ForeignClusterConnection at all') === 1, { description: 'the empty source is said' });
+    writeFileSync(empty, stringify(fccObject({ a: 'cluster5', b: 'cluster6' })));
+    await waitFor(() => said('no ForeignClusterConnection names cluster cluster2') === 1, { description: 'the unnamed cluster is said' });
+    assert.equal(said('holds no ForeignClusterConnection at all'), 1, 'said once, not on every poll');
+    server.child.kill('SIGTERM');
+    assert.equal(await server.exited, 0);
+  } finally {
+    server.child.kill('SIGKILL');
+  }
+});
+
 test('an idle HTTP/2 connection, as the API server keeps one, does not hold up SIGTERM', async () => {
   const server = await startServer([...tlsArgs, '--shortcuts', shortcuts]);
   const session = await connect2(`https://localhost:${server.webhookPort}`, certs.ca);
