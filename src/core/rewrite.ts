@@ -149,6 +149,11 @@ interface UntouchedContext<V> {
   readonly hubExternal: readonly { readonly network: V; readonly last: V }[];
 }
 
+function inBlocks<V extends number | bigint>(blocks: readonly { readonly network: V; readonly last: V }[], value: V): boolean {
+  for (const block of blocks) if (value >= block.network && value <= block.last) return true;
+  return false;
+}
+
 function rewriteFamily<V extends number | bigint>(
   slice: ReflectedSlice, codec: AddressCodec<V>, index: FamilyIndex<V>, context: UntouchedContext<V>, observe: TraceObserver | undefined,
 ): SliceRewrite | SliceSkip {
@@ -163,10 +168,7 @@ function rewriteFamily<V extends number | bigint>(
   let hubExternal = 0;
   let noPair = 0;
   const { endpoints } = slice;
-  const untouchedIn = (value: V): 'hub-external' | 'no-fcc' | 'no-pair' => {
-    for (const block of context.hubExternal) if (value >= block.network && value <= block.last) return 'hub-external';
-    return context.noFcc ? 'no-fcc' : 'no-pair';
-  };
+  const externals = context.hubExternal;
   for (let e = 0; e < endpoints.length; e++) {
     const endpoint = endpoints[e];
     if (!isObject(endpoint)) continue;
@@ -202,15 +204,16 @@ function rewriteFamily<V extends number | bigint>(
           recorded++;
         } else if (!flags.has(output)) flags.set(output, undefined);
       }
-      let untouched: UntouchedReason = 'no-pair';
+      // Left as it came: counted by reason. Without the leaf's views (the common case) that is one increment.
+      let external = false;
       if (!isFlagged && output === input) {
-        untouched = untouchedIn(inputValue);
-        if (untouched === 'hub-external') hubExternal++; else noPair++;
+        if (externals.length > 0) external = inBlocks(externals, inputValue);
+        if (external) hubExternal++; else noPair++;
       }
       if (observe !== undefined) {
         const pair = remapped === undefined ? undefined : index.sourceOf(baseValue)?.pair;
         const trace = { input, base, output, pair, flagged: isFlagged };
-        observe({ endpoint: e, address: a, ...trace, reason: reasonFor(trace, untouched) });
+        observe({ endpoint: e, address: a, ...trace, reason: reasonFor(trace, external ? 'hub-external' : context.noFcc ? 'no-fcc' : 'no-pair') });
       }
     }
   }
