@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodeFcc } from '../../src/core/fcc.ts';
 import { SnapshotStore } from '../../src/view/shortcut-view.ts';
-import { fcc, fccObject } from '../support/builders.ts';
+import { decodeConfiguration } from '../../src/core/leaf-views.ts';
+import { configurationObject, fcc, fccObject } from '../support/builders.ts';
 
 function storeWithListener(): { store: SnapshotStore; notified: () => number } {
   const store = new SnapshotStore(() => 0);
@@ -74,4 +75,21 @@ test('tunnel states: the same states keep the snapshot, a changed one makes a ne
   assert.equal(notified(), 4, 'a new peer is a change');
   store.publishTunnels(new Map([['cluster3', 'Error']]));
   assert.equal(notified(), 5, 'a peer gone is a change');
+});
+
+test('Configurations: the same views (a condition moved, another order) keep the snapshot, a moved view makes a new one', () => {
+  const { store, notified } = storeWithListener();
+  store.publishFccs([fcc({ aPod: '10.200.0.0/16', aRemapped: '10.201.0.0/16' })]);
+  const hub = configurationObject({ peer: 'cluster1' });
+  const peer = configurationObject({ peer: 'cluster3', remotePodView: '10.61.0.0/16' });
+  store.publishConfigurations([decodeConfiguration(hub), decodeConfiguration(peer)]);
+  assert.equal(notified(), 2);
+  const state = store.current().forCluster('cluster2').states[0];
+  assert.equal(state !== undefined && !state.usable ? state.reason : undefined, 'local-overlap');
+  const touched = { ...hub, status: { ...(hub.status as object), conditions: [] } };
+  store.publishConfigurations([decodeConfiguration(peer), decodeConfiguration(touched)]);
+  assert.equal(notified(), 2, 'nothing read changed');
+  store.publishConfigurations([decodeConfiguration(configurationObject({ peer: 'cluster1', remotePodView: '10.210.0.0/16' })), decodeConfiguration(peer)]);
+  assert.equal(notified(), 3);
+  assert.equal(store.current().forCluster('cluster2').states[0]?.usable, true);
 });
