@@ -3,6 +3,7 @@ import type { Metrics } from '../metrics.ts';
 import type { ShortcutView } from '../view/shortcut-view.ts';
 import type { RawServerBase } from 'fastify';
 import type { AnyFastify } from './any-fastify.ts';
+import { viewNotes } from '../core/local-clusters.ts';
 import { debugPairs } from './debug-pairs.ts';
 
 export interface Readiness {
@@ -21,7 +22,11 @@ export function opsRoutes<S extends RawServerBase>(app: AnyFastify<S>, options: 
   app.get('/healthz', async () => 'ok\n');
   app.get('/readyz', async (_request, reply) => {
     const reasons = options.readiness();
-    if (reasons.length === 0) return 'ok\n';
+    if (reasons.length === 0) {
+      // Ready either way (an empty source is a state, not a fault), but whoever looks is told why nothing changes.
+      const { view } = options;
+      return ['ok', ...viewNotes(view.current(), options.clusterId, view.isSynced()).map((note) => `note: ${note}`)].join('\n') + '\n';
+    }
     return reply.code(503).send({ ready: false, reasons });
   });
   app.get('/metrics', async (_request, reply) => {

@@ -17,7 +17,12 @@ test('readiness waits for the first sync of the view, liveness does not', async 
     assert.equal(notReady.status, 503);
     assert.match(notReady.body, /not synced/);
     harness.store.publishFccs([]);
-    assert.equal((await get(`${harness.opsUrl}/readyz`)).status, 200);
+    const ready = await get(`${harness.opsUrl}/readyz`);
+    assert.equal(ready.status, 200);
+    assert.equal(ready.body, 'ok\nnote: the shortcut source holds no ForeignClusterConnection at all: nothing can be rewritten\n',
+      'ready, and says why nothing will change');
+    harness.store.publishFccs([fcc()]);
+    assert.equal((await get(`${harness.opsUrl}/readyz`)).body, 'ok\n');
   } finally {
     await harness.close();
   }
