@@ -2,7 +2,7 @@
 // own webhook over HTTPS on every slice write, exactly as kube-apiserver does; the controller converges stored slices.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { fccObject, sliceObject } from './support/builders.ts';
+import { configurationObject, connectionObject, fccObject, sliceObject } from './support/builders.ts';
 import { makeCerts } from './support/certs.ts';
 import { startKubeApiServer } from './support/kube-api-server.ts';
 import { httpsWebhookHook } from './support/kube-webhook.ts';
@@ -70,4 +70,40 @@ test('watches FCCs through the API, rewrites writes through HTTPS, and converges
 
 test('cluster mode without any cluster to talk to stops with a clear message', async () => {
   await assert.rejects(startServer(['--tls-cert', certs.certFile, '--tls-key', certs.keyFile]), /no cluster to watch shortcuts on/);
+});
+
+test('the leaf\'s Liqo views end to end: local-overlap restores stored slices, indirect slices stay, hub-external is counted', async () => {
+  let webhook: RunningServer | undefined;
+  const api = await startKubeApiServer({
+    mutate: httpsWebhookHook(() => (webhook === undefined ? undefined : { url: `https://localhost:${webhook.webhookPort}`, ca: certs.ca })),
+  });
+  try {
+    await api.create(fccObject());
+    await api.create(connectionObject('cluster3', 'Connected'));
+    await api.create(configurationObject({ peer: 'cluster1' }));
+    await api.create(sliceObject({ name: 'stored', addresses: [['10.63.0.1'], ['10.71.0.4']] }));
+    const indirect = sliceObject({ name: 'stored-indirect', addresses: [['10.63.0.2']] });
+    const metadata = indirect.metadata as { labels: Record<string, string> };
+    await api.create({ ...indirect, metadata: { ...metadata, labels: { ...metadata.labels, 'liqo.io/indirect-endpointslice': 'true' } } });
+    webhook = await startServer(['--tls-cert', certs.certFile, '--tls-key', certs.keyFile, '--kubeconfig', await api.kubeconfig(),
+      '--resync-interval', '0', '--cluster-id', 'cluster2']);
+    const addresses = (name: string) => JSON.stringify((api.get({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', namespace: 'demo', name })
+      ?.endpoints as { addresses: string[] }[]).map((e) => e.addresses));
+    await waitFor(() => addresses('stored') === '[["10.61.0.1"],["10.71.0.4"]]', { timeoutMs: 15_000, description: 'the shortcut is used' });
+    assert.equal(addresses('stored-indirect'), '[["10.63.0.2"]]', 'the indirect companion is never written');
+
+    await api.create(sliceObject({ name: 'created', addresses: [['10.71.0.5'], ['10.71.0.6']] }));
+    const ops = `http://127.0.0.1:${webhook.opsPort}`;
+    assert.match(await (await fetch(`${ops}/metrics`)).text(), /shortcut_webhook_addresses_untouched_total\{reason="hub-external"\} [2-9]/);
+
+    // Another peer of cluster2 turns out to be seen where the shortcut's hub prefix is: the pair must go.
+    await api.create(configurationObject({ peer: 'cluster4', remotePod: '10.64.0.0/16', remotePodView: '10.63.0.0/16', remoteExternalView: '10.73.0.0/16' }));
+    await waitFor(() => addresses('stored') === '[["10.63.0.1"],["10.71.0.4"]]', { timeoutMs: 15_000, description: 'restored on local-overlap' });
+    assert.match(await (await fetch(`${ops}/metrics`)).text(), /shortcut_webhook_pairs\{state="local-overlap"\} 1/);
+    webhook.child.kill('SIGTERM');
+    assert.equal(await webhook.exited, 0);
+  } finally {
+    webhook?.child.kill('SIGKILL');
+    await api.close();
+  }
 });
