@@ -166,7 +166,8 @@ function rewriteFamily<V extends number | bigint>(
   let recorded = 0;
   let notCanonical = 0;
   let hubExternal = 0;
-  let noPair = 0;
+  // In no usable pair: no-fcc when no FCC names the cluster at all, else no-pair (one count, labelled at the end).
+  let unmatched = 0;
   const { endpoints } = slice;
   const externals = context.hubExternal;
   for (let e = 0; e < endpoints.length; e++) {
@@ -208,7 +209,7 @@ function rewriteFamily<V extends number | bigint>(
       let external = false;
       if (!isFlagged && output === input) {
         if (externals.length > 0) external = inBlocks(externals, inputValue);
-        if (external) hubExternal++; else noPair++;
+        if (external) hubExternal++; else unmatched++;
       }
       if (observe !== undefined) {
         const pair = remapped === undefined ? undefined : index.sourceOf(baseValue)?.pair;
@@ -229,7 +230,7 @@ function rewriteFamily<V extends number | bigint>(
     return value === undefined ? present : !present || current[key] !== value;
   });
   const untouched = { 'not-canonical': notCanonical, 'hub-external': hubExternal, 'no-fcc': 0, 'no-pair': 0 };
-  untouched[context.noFcc ? 'no-fcc' : 'no-pair'] = noPair;
+  untouched[context.noFcc ? 'no-fcc' : 'no-pair'] = unmatched;
   return { slice, edits, annotations, untouched };
 }
 
