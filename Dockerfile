@@ -3,7 +3,7 @@
 #
 #   docker build -t shortcut-webhook:0.1.0 .
 #
-# Stages: `build` bundles src/ into one ES module with esbuild (packages stay external), `deps` installs production
+# Stages: `build` bundles src/ with esbuild (build/bundle.js; packages stay external), `deps` installs production
 # dependencies only, and the final stage copies the two onto a base image with no shell and no package manager.
 
 ARG NODE_IMAGE=node:20-bookworm-slim
@@ -13,17 +13,16 @@ ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs20-debian12:nonroot
 FROM --platform=$BUILDPLATFORM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# No scripts: `prepare` would bundle before the sources are here (the step below does it, with the same config).
+RUN npm ci --ignore-scripts --no-audit --no-fund
 # esbuild reads tsconfig.json too (class field semantics follow its target), so the bundle behaves as under tsx.
 COPY tsconfig.json ./
-COPY bin ./bin
+COPY build ./build
 COPY src ./src
-# A tiny entry on stdin calls main() exactly as bin/shortcut-webhook.js does, without tsx at run time (tsx would
-# also want to write a cache under /tmp, and the root filesystem is read-only).
-RUN echo "import { main } from './src/main.ts'; process.exitCode = await main(process.argv.slice(2));" \
-  | ./node_modules/.bin/esbuild --bundle --platform=node --target=node20 --format=esm --packages=external \
-      --loader=ts --sourcefile=shortcut-webhook.ts --sourcemap --log-level=warning \
-      --outfile=dist/shortcut-webhook.mjs
+# build/bundle.js is the checkout's `prepare` step too: one ES module per command (main.ts's dynamic imports split
+# them), packages external, source maps. No tsx at run time (tsx would also want to write a cache under /tmp, and
+# the root filesystem is read-only).
+RUN node build/bundle.js --outdir dist
 
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app

@@ -2,6 +2,7 @@
 // the webhook exactly as the image does.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { repoPath, repoRoot } from './paths.ts';
 
 export interface Instruction { readonly keyword: string; readonly args: string; readonly stage: number }
@@ -38,13 +39,16 @@ export function entrypointNodeFlags(dockerfile: readonly Instruction[] = readDoc
 export const IMAGE_BUNDLE = 'dist/shortcut-webhook.mjs';
 
 /**
- * Runs the Dockerfile's own esbuild step against this checkout, writing the bundle to `outfile` instead of
- * dist/shortcut-webhook.mjs. `outfile` must lie inside the checkout, so that the bundle's packages resolve.
+ * Runs the Dockerfile's own build step (build/bundle.js) against this checkout, writing the bundle's files beside
+ * `outfile` instead of into dist/. `outfile` must lie inside the checkout, so that the bundle's packages resolve, and
+ * be named as IMAGE_BUNDLE is; its folder gets the bundle's chunks too.
  */
 export function buildImageBundle(outfile: string, dockerfile: readonly Instruction[] = readDockerfile()): { status: number | null; stderr: string } {
-  const build = dockerfile.find((instruction) => instruction.keyword === 'RUN' && instruction.args.includes('esbuild'));
-  const command = (build?.args ?? '').replace(`--outfile=${IMAGE_BUNDLE}`, `--outfile=${outfile}`);
-  if (!command.includes(outfile)) return { status: null, stderr: `the build step does not write ${IMAGE_BUNDLE}` };
+  const build = dockerfile.find((instruction) => instruction.keyword === 'RUN' && instruction.args.includes('build/bundle.js'));
+  const outdir = dirname(IMAGE_BUNDLE);
+  if (basename(outfile) !== basename(IMAGE_BUNDLE)) return { status: null, stderr: `${outfile} is not named ${basename(IMAGE_BUNDLE)}` };
+  const command = (build?.args ?? '').replace(`--outdir ${outdir}`, `--outdir ${dirname(outfile)}`);
+  if (!command.includes(dirname(outfile))) return { status: null, stderr: `the build step does not write ${IMAGE_BUNDLE}` };
   // Docker runs RUN lines with /bin/sh -c in WORKDIR, which holds a copy of this checkout.
   const result = spawnSync('/bin/sh', ['-c', command], { cwd: repoRoot, encoding: 'utf8' });
   return { status: result.status, stderr: result.stderr };

@@ -1,0 +1,62 @@
+// The one esbuild configuration of the project. `npm ci` / `npm install` run it (the `prepare` script) to make dist/,
+// which bin/shortcut-webhook.js runs while it matches the sources; the Dockerfile runs it for the image; the admission
+// benchmark and the image test run the Dockerfile's step.
+//
+//   node build/bundle.js [--outdir DIR] [--prepare]
+//
+// One ES module per command, split at main.ts's dynamic imports: `rewrite` and `--help` load neither the Kubernetes
+// client nor fastify, pino or prom-client, which stay external packages (as does everything in node_modules). All
+// files land flat in DIR, one level below the checkout as src/*.ts are, so `new URL('../certs/…', import.meta.url)`
+// finds the same file from the bundle as from the sources.
+//
+// --prepare (npm's lifecycle): never fails the install. Without esbuild (`npm ci --omit=dev`) or with sources that do
+// not build, it says so and leaves no stamp, and the executable runs the sources through tsx.
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { BUNDLE_ENTRY, ROOT, STAMP_FILE, sourceStamp } from './source-stamp.js';
+
+/** The entry: main() on the process's arguments, exactly as bin/shortcut-webhook.js calls it from the sources. */
+const ENTRY = "import { main } from './src/main.ts'; process.exitCode = await main(process.argv.slice(2));";
+
+export async function bundle(outdir, root = ROOT) {
+  const { build } = await import('esbuild');
+  const before = sourceStamp(root);
+  rmSync(join(outdir, STAMP_FILE), { force: true });
+  mkdirSync(outdir, { recursive: true });
+  // The last build's chunks (their names carry hashes); nothing else in `outdir` is touched.
+  for (const name of readdirSync(outdir)) if (/\.mjs(\.map)?$/.test(name)) rmSync(join(outdir, name));
+  await build({
+    absWorkingDir: root,
+    stdin: { contents: ENTRY, resolveDir: root, sourcefile: 'shortcut-webhook.ts', loader: 'ts' },
+    bundle: true,
+    splitting: true,
+    platform: 'node',
+    // The oldest Node the package supports (package.json's engines).
+    target: 'node20',
+    format: 'esm',
+    packages: 'external',
+    outdir,
+    entryNames: BUNDLE_ENTRY.replace(/\.mjs$/, ''),
+    chunkNames: '[name]-[hash]',
+    outExtension: { '.js': '.mjs' },
+    sourcemap: true,
+    logLevel: 'warning',
+  });
+  // A file edited while esbuild read the sources: the bundle may hold either version, so it gets no stamp.
+  if (sourceStamp(root) !== before) throw new Error('the sources changed during the build; run it again');
+  writeFileSync(join(outdir, STAMP_FILE), `${before}\n`);
+  return join(outdir, BUNDLE_ENTRY);
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(ROOT, 'build/bundle.js')) {
+  const { values } = parseArgs({ options: { outdir: { type: 'string' }, prepare: { type: 'boolean' } } });
+  const outdir = resolve(values.outdir ?? join(ROOT, 'dist'));
+  try {
+    await bundle(outdir);
+  } catch (error) {
+    if (!values.prepare) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`shortcut-webhook: no bundle made (${message.split('\n')[0]}); bin/shortcut-webhook.js runs the sources through tsx\n`);
+  }
+}
