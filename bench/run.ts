@@ -1,7 +1,10 @@
 // `npm run bench`: every section in a fresh process, then a table with the targets, and bench/results.json.
 // Sections: rewrite.ts (pure engine), snapshot.ts (view of 10,000 FCCs; RSS), admission.ts (the real webhook
-// process against a bare HTTPS server), controller.ts (5,000 stored slices after a flip). About two and a half
-// minutes on 2 cores. See docs/performance.md for what each number means.
+// process against a bare HTTPS server), controller.ts (5,000 stored slices after a flip), startup.ts (the executable's
+// start against a bare `node -e 0`). About three minutes on 2 cores. See docs/performance.md for what each number
+// means.
+//   npm run bench                      every section
+//   npm run bench -- startup admission only these (the table and results.json hold only them)
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, release, tmpdir, totalmem, type as osType, arch } from 'node:os';
 import { join } from 'node:path';
@@ -24,10 +27,25 @@ interface AdmissionResult {
   readonly patchOperations: number; readonly webhookRssMB: number; readonly bareRssMB: number;
   readonly webhookNodeFlags: readonly string[];
 }
+interface StartupResult {
+  readonly rounds: number; readonly bareMs: number; readonly rewriteMs: number; readonly rewriteRatio: number;
+  readonly helpMs: number; readonly helpRatio: number; readonly serveReadyMs: number; readonly serveReadyRatio: number;
+  readonly rewriteFromSourcesMs: number; readonly rewriteFromSourcesRatio: number;
+}
 interface ControllerResult {
   readonly slices: number; readonly convergeSeconds: number; readonly writes: number; readonly changed: number;
   readonly failedWrites: number; readonly behind: number; readonly floorSeconds: number;
 }
+
+const SECTIONS = ['rewrite', 'snapshot', 'admission', 'controller', 'startup'] as const;
+type Section = (typeof SECTIONS)[number];
+const asked = process.argv.slice(2);
+const unknown = asked.filter((name) => !SECTIONS.some((section) => section === name));
+if (unknown.length > 0) {
+  process.stderr.write(`unknown section ${unknown.join(', ')}; sections: ${SECTIONS.join(', ')}\n`);
+  process.exit(2);
+}
+const wanted = (section: Section): boolean => asked.length === 0 || asked.includes(section);
 
 const started = performance.now();
 const machine = {
@@ -39,84 +57,121 @@ const machine = {
   date: new Date().toISOString(),
 };
 
-progress('section rewrite');
-const rewrite = await runSection<RewriteResult>('rewrite.ts');
+const results: Record<string, unknown> = { machine };
+const rows: [string, string, string][] = [];
+const targets: [boolean, string][] = [];
+const n = (value: number, digits = 0) => value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
-// The image runs an esbuild bundle without tsx (Dockerfile), so the snapshot section runs as a bundle too: under tsx
-// the loader's own thread adds some 35 MB of RSS that is neither the product's nor the benchmark's (shown apart).
-progress('section snapshot (3 + 3 fresh processes)');
-const bundleDir = mkdtempSync(join(tmpdir(), 'shortcut-bench-'));
-const bundle = join(bundleDir, 'snapshot.mjs');
-await build({ entryPoints: [new URL('snapshot.ts', import.meta.url).pathname], bundle: true, platform: 'node', format: 'esm',
-  target: 'node20', outfile: bundle, logLevel: 'warning' });
-const times: SnapshotTime[] = [];
-const memories: SnapshotRss[] = [];
-for (let i = 0; i < 3; i++) {
-  times.push(await runSection<SnapshotTime>(bundle, ['time'], ['--expose-gc']));
-  memories.push(await runSection<SnapshotRss>(bundle, ['rss'], ['--expose-gc']));
+if (wanted('rewrite')) {
+  progress('section rewrite');
+  const rewrite = await runSection<RewriteResult>('rewrite.ts');
+  results['rewrite'] = { addressesPerSecond: rewrite.addressesPerSecond, pairScaling: rewrite.pairScaling };
+  const scaling = rewrite.pairScaling['10000'] / rewrite.pairScaling['1'];
+  rows.push(
+    ['rewrite', 'addresses/s, rewriteEndpointSlice + patchFor', n(rewrite.addressesPerSecond)],
+    ['rewrite', 'addresses/s, rewriteEndpointSlice + applyRewrite', n(rewrite.addressesPerSecondApplyRewrite)],
+    ['rewrite', 'ns/address with 1 / 100 / 10,000 usable pairs',
+      `${n(rewrite.pairScaling['1'], 1)} / ${n(rewrite.pairScaling['100'], 1)} / ${n(rewrite.pairScaling['10000'], 1)}`],
+  );
+  targets.push([scaling <= 1.3, `pairScaling 10000/1 = ${n(scaling, 3)} <= 1.3`]);
 }
-rmSync(bundleDir, { recursive: true, force: true });
-const underTsx = await runSection<SnapshotRss>('snapshot.ts', ['rss'], ['--expose-gc']);
-const timeMedian = (key: 'rebuildMs' | 'decodeMs' | 'statesForMs' | 'loopRssMB') => round(median(times.map((t) => t[key])), 2);
-const rssMedian = (key: 'rssMB' | 'baselineRssMB' | 'heapUsedMB') => round(median(memories.map((m) => m[key])), 1);
-const mesh = { fccs: times[0]?.fccs ?? 0, leaves: times[0]?.leaves ?? 0, localFccs: memories[0]?.localFccs ?? 0, localPairs: memories[0]?.localPairs ?? 0 };
 
-progress('section admission');
-const admission = await runSection<AdmissionResult>('admission.ts');
-progress('section controller');
-const controller = await runSection<ControllerResult>('controller.ts');
+if (wanted('snapshot')) {
+  // The image runs an esbuild bundle without tsx (Dockerfile), so the snapshot section runs as a bundle too: under tsx
+  // the loader's own thread adds some 35 MB of RSS that is neither the product's nor the benchmark's (shown apart).
+  progress('section snapshot (3 + 3 fresh processes)');
+  const bundleDir = mkdtempSync(join(tmpdir(), 'shortcut-bench-'));
+  const bundle = join(bundleDir, 'snapshot.mjs');
+  await build({ entryPoints: [new URL('snapshot.ts', import.meta.url).pathname], bundle: true, platform: 'node', format: 'esm',
+    target: 'node20', outfile: bundle, logLevel: 'warning' });
+  const times: SnapshotTime[] = [];
+  const memories: SnapshotRss[] = [];
+  for (let i = 0; i < 3; i++) {
+    times.push(await runSection<SnapshotTime>(bundle, ['time'], ['--expose-gc']));
+    memories.push(await runSection<SnapshotRss>(bundle, ['rss'], ['--expose-gc']));
+  }
+  rmSync(bundleDir, { recursive: true, force: true });
+  const underTsx = await runSection<SnapshotRss>('snapshot.ts', ['rss'], ['--expose-gc']);
+  const timeMedian = (key: 'rebuildMs' | 'decodeMs' | 'statesForMs' | 'loopRssMB') => round(median(times.map((t) => t[key])), 2);
+  const rssMedian = (key: 'rssMB' | 'baselineRssMB' | 'heapUsedMB') => round(median(memories.map((m) => m[key])), 1);
+  const mesh = { fccs: times[0]?.fccs ?? 0, leaves: times[0]?.leaves ?? 0, localFccs: memories[0]?.localFccs ?? 0, localPairs: memories[0]?.localPairs ?? 0 };
+  const snapshot = { fccs: mesh.fccs, rebuildMs: timeMedian('rebuildMs'), rssMB: rssMedian('rssMB') };
+  results['snapshot'] = snapshot;
+  rows.push(
+    ['snapshot', `rebuild: buildSnapshot + forCluster, ${n(mesh.fccs)} FCCs, ${mesh.leaves} leaves`, `${n(snapshot.rebuildMs, 2)} ms`],
+    ['snapshot', `  local leaf: ${mesh.localFccs} FCCs, ${mesh.localPairs} usable pairs; decode ${n(timeMedian('decodeMs'), 2)} ms, statesFor ${n(timeMedian('statesForMs'), 2)} ms`, ''],
+    ['snapshot', 'RSS with the view built (bundle, as the image runs)', `${n(snapshot.rssMB, 1)} MB`],
+    ['snapshot', `  node alone ${n(rssMedian('baselineRssMB'), 1)} MB, live heap ${n(rssMedian('heapUsedMB'), 1)} MB; under tsx ${n(underTsx.rssMB, 1)} MB; after the 26-rebuild loop ${n(timeMedian('loopRssMB'), 1)} MB`, ''],
+  );
+  targets.push(
+    [snapshot.rebuildMs <= 50, `snapshot rebuildMs ${n(snapshot.rebuildMs, 2)} <= 50`],
+    [snapshot.rssMB <= 120, `snapshot rssMB ${n(snapshot.rssMB, 1)} <= 120`],
+  );
+}
 
-const results = {
-  machine,
-  rewrite: { addressesPerSecond: rewrite.addressesPerSecond, pairScaling: rewrite.pairScaling },
-  snapshot: { fccs: mesh.fccs, rebuildMs: timeMedian('rebuildMs'), rssMB: rssMedian('rssMB') },
-  admission: {
+if (wanted('admission')) {
+  progress('section admission');
+  const admission = await runSection<AdmissionResult>('admission.ts');
+  // Both p99s are medians of per-round p99s from the same run, so machine noise moves them together.
+  const p99Ratio = admission.https1.p99Ms / admission.bareHttps.p99Ms;
+  results['admission'] = {
     https1: pick(admission.https1), http2: pick(admission.http2), bareHttps: pick(admission.bareHttps), ratio: admission.ratio,
-    p99Ratio: round(admission.https1.p99Ms / admission.bareHttps.p99Ms, 3),
-  },
-  controller: { slices: controller.slices, convergeSeconds: controller.convergeSeconds, writes: controller.writes },
-};
+    p99Ratio: round(p99Ratio, 3),
+  };
+  const latency = (l: Latency) => `${n(l.rps)} rps, p50 ${n(l.p50Ms, 2)} ms, p99 ${n(l.p99Ms, 2)} ms  (rounds ${l.rounds.map((r) => n(r)).join(', ')})`;
+  const tail = (l: Latency) => `  p99 by round ${l.p99Rounds.map((p) => n(p, 2)).join(', ')} ms; all rounds pooled ${n(l.p99PooledMs, 2)} ms`;
+  rows.push(
+    ['admission', `webhook as the image runs it: node ${admission.webhookNodeFlags.join(' ')} (bundle)`, ''],
+    ['admission', 'webhook, HTTP/1.1, 4 keep-alive connections', latency(admission.https1)],
+    ['admission', tail(admission.https1), ''],
+    ['admission', 'webhook, HTTP/2, 1 session, 4 concurrent streams', latency(admission.http2)],
+    ['admission', 'bare node:https, HTTP/1.1, 4 connections', latency(admission.bareHttps)],
+    ['admission', tail(admission.bareHttps), ''],
+    ['admission', 'ratio webhook/bare https1 (median of rounds)', `${n(admission.ratio, 3)}  (rounds ${admission.roundRatios.map((r) => n(r, 2)).join(', ')})`],
+    ['admission', `  review ${n(admission.bodyBytes)} B, answer ${n(admission.answerBytes)} B, ${admission.patchOperations} patch ops; RSS webhook ${n(admission.webhookRssMB)} MB, bare ${n(admission.bareRssMB)} MB`, ''],
+  );
+  targets.unshift([admission.ratio >= 0.6 && p99Ratio <= 1.25,
+    `admission ratio ${n(admission.ratio, 3)} >= 0.6 (${admission.ratio >= 0.6 ? 'met' : 'not met'}) with https1 p99 ${n(p99Ratio, 3)} x the bare server's <= 1.25 (${p99Ratio <= 1.25 ? 'met' : 'not met'})`]);
+}
+
+if (wanted('controller')) {
+  progress('section controller');
+  const controller = await runSection<ControllerResult>('controller.ts');
+  results['controller'] = { slices: controller.slices, convergeSeconds: controller.convergeSeconds, writes: controller.writes };
+  rows.push(
+    ['controller', 'slices stored / changed by the flip / PATCH requests (failed)', `${n(controller.slices)} / ${n(controller.changed)} / ${n(controller.writes)} (${controller.failedWrites})`],
+    ['controller', `converged after the flip (rate-limit floor ${n(controller.floorSeconds, 2)} s)`, `${n(controller.convergeSeconds, 2)} s`],
+  );
+  targets.push([controller.writes === controller.changed && controller.behind === 0 && controller.convergeSeconds <= 10,
+    `controller writes ${controller.writes} == slices changed ${controller.changed}, none behind (${controller.behind}), converged ${n(controller.convergeSeconds, 2)} s <= 10`]);
+}
+
+if (wanted('startup')) {
+  progress('section startup');
+  const startup = await runSection<StartupResult>('startup.ts');
+  results['startup'] = {
+    bareMs: startup.bareMs, rewriteMs: startup.rewriteMs, rewriteRatio: startup.rewriteRatio,
+    serveReadyMs: startup.serveReadyMs, serveReadyRatio: startup.serveReadyRatio,
+  };
+  const ms = (value: number) => `${n(value, 1)} ms`;
+  rows.push(
+    ['startup', `bare node -e 0, exec to exit (median of ${startup.rounds} rounds)`, ms(startup.bareMs)],
+    ['startup', 'rewrite --explain of the README example (bundle), exec to exit', `${ms(startup.rewriteMs)}  (${n(startup.rewriteRatio, 2)}x bare)`],
+    ['startup', '--help (bundle), exec to exit', `${ms(startup.helpMs)}  (${n(startup.helpRatio, 2)}x bare)`],
+    ['startup', 'serve, file mode (bundle), exec to /readyz 200', `${ms(startup.serveReadyMs)}  (${n(startup.serveReadyRatio, 2)}x bare)`],
+    ['startup', `  rewrite from the sources through tsx (src/ edited since the bundle): ${ms(startup.rewriteFromSourcesMs)}, ${n(startup.rewriteFromSourcesRatio, 2)}x bare`, ''],
+  );
+  targets.push(
+    [startup.rewriteRatio <= 4, `startup rewrite ${n(startup.rewriteRatio, 2)}x a bare node start <= 4`],
+    [startup.serveReadyRatio <= 10, `startup serve to /readyz ${n(startup.serveReadyRatio, 2)}x a bare node start <= 10`],
+  );
+}
+
 writeFileSync(new URL('results.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
 
 function pick(latency: Latency): { rps: number; p50Ms: number; p99Ms: number } {
   return { rps: latency.rps, p50Ms: latency.p50Ms, p99Ms: latency.p99Ms };
 }
-
-const n = (value: number, digits = 0) => value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-const latency = (l: Latency) => `${n(l.rps)} rps, p50 ${n(l.p50Ms, 2)} ms, p99 ${n(l.p99Ms, 2)} ms  (rounds ${l.rounds.map((r) => n(r)).join(', ')})`;
-const tail = (l: Latency) => `  p99 by round ${l.p99Rounds.map((p) => n(p, 2)).join(', ')} ms; all rounds pooled ${n(l.p99PooledMs, 2)} ms`;
-const scaling = rewrite.pairScaling['10000'] / rewrite.pairScaling['1'];
-// Both p99s are medians of per-round p99s from the same run, so machine noise moves them together.
-const p99Ratio = admission.https1.p99Ms / admission.bareHttps.p99Ms;
-const rows: [string, string, string][] = [
-  ['rewrite', 'addresses/s, rewriteEndpointSlice + patchFor', n(rewrite.addressesPerSecond)],
-  ['rewrite', 'addresses/s, rewriteEndpointSlice + applyRewrite', n(rewrite.addressesPerSecondApplyRewrite)],
-  ['rewrite', 'ns/address with 1 / 100 / 10,000 usable pairs',
-    `${n(rewrite.pairScaling['1'], 1)} / ${n(rewrite.pairScaling['100'], 1)} / ${n(rewrite.pairScaling['10000'], 1)}`],
-  ['snapshot', `rebuild: buildSnapshot + forCluster, ${n(mesh.fccs)} FCCs, ${mesh.leaves} leaves`, `${n(results.snapshot.rebuildMs, 2)} ms`],
-  ['snapshot', `  local leaf: ${mesh.localFccs} FCCs, ${mesh.localPairs} usable pairs; decode ${n(timeMedian('decodeMs'), 2)} ms, statesFor ${n(timeMedian('statesForMs'), 2)} ms`, ''],
-  ['snapshot', 'RSS with the view built (bundle, as the image runs)', `${n(results.snapshot.rssMB, 1)} MB`],
-  ['snapshot', `  node alone ${n(rssMedian('baselineRssMB'), 1)} MB, live heap ${n(rssMedian('heapUsedMB'), 1)} MB; under tsx ${n(underTsx.rssMB, 1)} MB; after the 26-rebuild loop ${n(timeMedian('loopRssMB'), 1)} MB`, ''],
-  ['admission', `webhook as the image runs it: node ${admission.webhookNodeFlags.join(' ')} (bundle)`, ''],
-  ['admission', 'webhook, HTTP/1.1, 4 keep-alive connections', latency(admission.https1)],
-  ['admission', tail(admission.https1), ''],
-  ['admission', 'webhook, HTTP/2, 1 session, 4 concurrent streams', latency(admission.http2)],
-  ['admission', 'bare node:https, HTTP/1.1, 4 connections', latency(admission.bareHttps)],
-  ['admission', tail(admission.bareHttps), ''],
-  ['admission', 'ratio webhook/bare https1 (median of rounds)', `${n(admission.ratio, 3)}  (rounds ${admission.roundRatios.map((r) => n(r, 2)).join(', ')})`],
-  ['admission', `  review ${n(admission.bodyBytes)} B, answer ${n(admission.answerBytes)} B, ${admission.patchOperations} patch ops; RSS webhook ${n(admission.webhookRssMB)} MB, bare ${n(admission.bareRssMB)} MB`, ''],
-  ['controller', 'slices stored / changed by the flip / PATCH requests (failed)', `${n(controller.slices)} / ${n(controller.changed)} / ${n(controller.writes)} (${controller.failedWrites})`],
-  ['controller', `converged after the flip (rate-limit floor ${n(controller.floorSeconds, 2)} s)`, `${n(controller.convergeSeconds, 2)} s`],
-];
-const targets: [boolean, string][] = [
-  [admission.ratio >= 0.6 && p99Ratio <= 1.25,
-    `admission ratio ${n(admission.ratio, 3)} >= 0.6 (${admission.ratio >= 0.6 ? 'met' : 'not met'}) with https1 p99 ${n(p99Ratio, 3)} x the bare server's <= 1.25 (${p99Ratio <= 1.25 ? 'met' : 'not met'})`],
-  [scaling <= 1.3, `pairScaling 10000/1 = ${n(scaling, 3)} <= 1.3`],
-  [results.snapshot.rebuildMs <= 50, `snapshot rebuildMs ${n(results.snapshot.rebuildMs, 2)} <= 50`],
-  [results.snapshot.rssMB <= 120, `snapshot rssMB ${n(results.snapshot.rssMB, 1)} <= 120`],
-  [controller.writes === controller.changed && controller.behind === 0 && controller.convergeSeconds <= 10,
-    `controller writes ${controller.writes} == slices changed ${controller.changed}, none behind (${controller.behind}), converged ${n(controller.convergeSeconds, 2)} s <= 10`],
-];
 
 // Detail lines (no value) do not widen the column.
 const width = Math.max(...rows.filter(([, , value]) => value !== '').map(([, measure]) => measure.length));
