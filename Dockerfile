@@ -1,13 +1,15 @@
 # syntax=docker/dockerfile:1
-# shortcut-webhook image: a bundled, tsx-free runtime on distroless Node.js 20, running as a numeric non-root user.
+# shortcut-webhook image: a bundled, tsx-free runtime on distroless Node.js 24 (LTS), running as a numeric non-root
+# user. .ci/run runs the test suite on this major too (read from RUNTIME_IMAGE below).
 #
 #   docker build -t shortcut-webhook:0.1.0 .
 #
 # Stages: `build` bundles src/ with esbuild (build/bundle.js; packages stay external), `deps` installs production
 # dependencies only, and the final stage copies the two onto a base image with no shell and no package manager.
 
-ARG NODE_IMAGE=node:20-bookworm-slim
-ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs20-debian12:nonroot
+# Build and runtime stages on the same Node major and Debian release (13, trixie).
+ARG NODE_IMAGE=node:24-trixie-slim
+ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs24-debian13:nonroot
 
 # The bundle is the same on every platform, so it is built natively when cross-building.
 FROM --platform=$BUILDPLATFORM ${NODE_IMAGE} AS build
@@ -38,7 +40,7 @@ LABEL org.opencontainers.image.title="shortcut-webhook" \
       org.opencontainers.image.licenses="Apache-2.0"
 WORKDIR /app
 # distroless keeps node in /nodejs/bin; on PATH, `node` works for the entrypoint and the Deployment's preStop hook
-# alike, and on a node:20 base too.
+# alike, and on a node:24 base too.
 ENV NODE_ENV=production \
     PATH=/nodejs/bin:/usr/local/bin:/usr/bin:/bin
 COPY --from=deps /app/node_modules ./node_modules

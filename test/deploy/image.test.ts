@@ -15,6 +15,8 @@ import { at, isRecord, listAt, only, readManifests, stringAt, type KubeObject } 
 import { repoPath, repoRoot } from './support/paths.ts';
 
 const dockerfile = readDockerfile();
+/** The LTS major the image runs (issue 17: Node 20 is past its end of life). */
+const IMAGE_NODE_MAJOR = '24';
 const finalStage = Math.max(...dockerfile.map((instruction) => instruction.stage));
 const final = dockerfile.filter((instruction) => instruction.stage === finalStage);
 const args = new Map(dockerfile.filter((instruction) => instruction.keyword === 'ARG' && instruction.stage === -1).map((instruction) => {
@@ -45,11 +47,28 @@ function ignored(path: string): boolean {
 }
 
 describe('the Dockerfile', () => {
-  test('builds in stages on Node 20 and runs on a distroless or slim Node 20 base', () => {
+  test('builds in stages and runs on one Node LTS major, 24, on a distroless or slim base of one Debian release', () => {
     const bases = dockerfile.filter((instruction) => instruction.keyword === 'FROM').map((instruction) => resolveArgs(instruction.args));
     assert.ok(bases.length >= 2, 'multi-stage');
-    for (const base of bases) assert.match(base, /node(js)?:?20|nodejs20/, base);
-    assert.match(bases.at(-1) ?? '', /^(gcr\.io\/distroless\/nodejs20-debian12(:nonroot)?|node:20-[a-z]+-slim)$/);
+    const majors = bases.map((base) => /(?:\bnode:|nodejs)(\d+)/.exec(base)?.[1]);
+    assert.deepEqual(majors, majors.map(() => IMAGE_NODE_MAJOR), bases.join(', '));
+    const releases = bases.map((base) => /(bookworm|debian12)/.test(base) ? 12 : /(trixie|debian13)/.test(base) ? 13 : undefined);
+    assert.ok(releases.every((release) => release !== undefined && release === releases[0]), bases.join(', '));
+    assert.match(bases.at(-1) ?? '', /^(gcr\.io\/distroless\/nodejs24-debian1[23](:nonroot)?|node:24-[a-z]+-slim)$/);
+  });
+
+  test('its Node major is one package.json supports and one .ci/run tests the suite on', () => {
+    const pkg: unknown = JSON.parse(readFileSync(repoPath('package.json'), 'utf8'));
+    const engines = isRecord(pkg) && isRecord(pkg['engines']) ? String(pkg['engines']['node']) : '';
+    const minimum = /^>=(\d+)\.(\d+)$/.exec(engines);
+    assert.ok(minimum !== null, `engines.node is a lower bound: ${engines}`);
+    assert.ok(Number(minimum[1]) <= Number(IMAGE_NODE_MAJOR));
+    // .ci/run reads the major from RUNTIME_IMAGE with this very pattern, then runs the suite on it.
+    const ci = readFileSync(repoPath('.ci/run'), 'utf8');
+    const pattern = /sed -n '(s\/[^']+)'/.exec(ci)?.[1] ?? '';
+    assert.ok(pattern !== '' && ci.includes('.ci/install-node'), 'the CI installs the image\'s major');
+    const read = spawnSync('sed', ['-n', pattern, repoPath('Dockerfile')], { encoding: 'utf8' });
+    assert.equal(read.stdout.trim(), IMAGE_NODE_MAJOR);
   });
 
   test('runs as a numeric non-root user, the one the Deployment asks for', () => {
