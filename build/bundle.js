@@ -52,6 +52,8 @@ export async function bundle(outdir, root = ROOT) {
     chunkNames: '[name]-[hash]',
     outExtension: { '.js': '.mjs' },
     sourcemap: true,
+    // Stack traces need only the mappings: the sources are in the checkout, and not in the image.
+    sourcesContent: false,
     logLevel: 'warning',
   });
   // A file edited while esbuild read the sources: the bundle may hold either version, so it gets no stamp.
