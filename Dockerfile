@@ -4,8 +4,9 @@
 #
 #   docker build -t shortcut-webhook:0.1.0 .
 #
-# Stages: `build` bundles src/ with esbuild (build/bundle.js; packages stay external), `deps` installs production
-# dependencies only, and the final stage copies the two onto a base image with no shell and no package manager.
+# Stages: `build` bundles src/ with esbuild (build/bundle.js; the Kubernetes client stays external), `deps` installs
+# production dependencies only, and the final stage copies the two onto a base image with no shell and no package
+# manager.
 
 # Build and runtime stages on the same Node major and Debian release (13, trixie).
 ARG NODE_IMAGE=node:24-trixie-slim
@@ -22,8 +23,8 @@ COPY tsconfig.json ./
 COPY build ./build
 COPY src ./src
 # build/bundle.js is the checkout's `prepare` step too: one ES module per command (main.ts's dynamic imports split
-# them), packages external, source maps. No tsx at run time (tsx would also want to write a cache under /tmp, and
-# the root filesystem is read-only).
+# them), packages bundled but the Kubernetes client, source maps. No tsx at run time (tsx would also want to write a
+# cache under /tmp, and the root filesystem is read-only).
 RUN node build/bundle.js --outdir dist
 
 FROM ${NODE_IMAGE} AS deps

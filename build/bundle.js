@@ -5,37 +5,42 @@
 //   node build/bundle.js [--outdir DIR] [--prepare]
 //
 // One ES module per command, split at main.ts's dynamic imports: `rewrite` and `--help` load neither the Kubernetes
-// client nor fastify, pino or prom-client, which stay external packages (as does all of node_modules but BUNDLED). All
-// files land flat in DIR, one level below the checkout as src/*.ts are, so `new URL('../certs/…', import.meta.url)`
-// finds the same file from the bundle as from the sources.
+// client nor fastify, pino or prom-client. The packages are bundled in too (CommonJS ones through a createRequire
+// banner), but for EXTERNAL. All files land flat in DIR, one level below the checkout as src/*.ts are, so
+// `new URL('../certs/…', import.meta.url)` finds the same file from the bundle as from the sources. DIR/modules.json
+// names, for each output module, the files it holds and what it imports at run time (the startup and image tests
+// read it).
 //
 // --prepare (npm's lifecycle): never fails the install. Without esbuild (`npm ci --omit=dev`) or with sources that do
 // not build, it says so and leaves no stamp, and the executable runs the sources through tsx.
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { BUNDLE_ENTRY, ROOT, STAMP_FILE, sourceStamp } from './source-stamp.js';
 
 /**
- * Packages bundled in rather than loaded from node_modules: yaml is 72 CommonJS files, whose resolving and loading
- * took half of a `rewrite` start (about 50 ms of 150). The others stay external: the commands that need them load
- * them, and the image installs them as they are.
+ * Packages loaded from node_modules at run time rather than bundled: the Kubernetes client (an ES module tree with
+ * optional native dependencies of its own), which only cluster mode loads. Everything else is bundled: one file read
+ * instead of one per module. yaml is 72 CommonJS files, half of a `rewrite` start (about 50 ms of 150 in a CPU
+ * profile); fastify, pino and prom-client, some 300 files, were a third of the CPU of a `serve` start to /readyz
+ * (270 ms down to 185 ms on Node 24, median of 6). pino's transports (worker threads found by __dirname) do not work
+ * from the bundle; the logger writes to a stream and uses none.
  */
-const BUNDLED = ['yaml'];
+const EXTERNAL = ['@kubernetes/client-node'];
+export const MODULES_FILE = 'modules.json';
 
 /** The entry: main() on the process's arguments, exactly as bin/shortcut-webhook.js calls it from the sources. */
 const ENTRY = "import { main } from './src/main.ts'; process.exitCode = await main(process.argv.slice(2));";
 
 export async function bundle(outdir, root = ROOT) {
   const { build } = await import('esbuild');
-  const { dependencies } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-  const external = Object.keys(dependencies).filter((name) => !BUNDLED.includes(name)).flatMap((name) => [name, `${name}/*`]);
+  const external = EXTERNAL.flatMap((name) => [name, `${name}/*`]);
   const before = sourceStamp(root);
   rmSync(join(outdir, STAMP_FILE), { force: true });
   mkdirSync(outdir, { recursive: true });
   // The last build's chunks (their names carry hashes); nothing else in `outdir` is touched.
-  for (const name of readdirSync(outdir)) if (/\.mjs(\.map)?$/.test(name)) rmSync(join(outdir, name));
-  await build({
+  for (const name of readdirSync(outdir)) if (/\.mjs(\.map)?$|^modules\.json$/.test(name)) rmSync(join(outdir, name));
+  const { metafile } = await build({
     absWorkingDir: root,
     stdin: { contents: ENTRY, resolveDir: root, sourcefile: 'shortcut-webhook.ts', loader: 'ts' },
     bundle: true,
@@ -45,7 +50,7 @@ export async function bundle(outdir, root = ROOT) {
     target: 'node20',
     format: 'esm',
     external,
-    // yaml's CommonJS calls require('process'): an ES module has no require of its own.
+    // Bundled CommonJS calls require() for Node's built-ins: an ES module has no require of its own.
     banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
     outdir,
     entryNames: BUNDLE_ENTRY.replace(/\.mjs$/, ''),
@@ -55,7 +60,15 @@ export async function bundle(outdir, root = ROOT) {
     // Stack traces need only the mappings: the sources are in the checkout, and not in the image.
     sourcesContent: false,
     logLevel: 'warning',
+    metafile: true,
   });
+  const modules = Object.fromEntries(Object.entries(metafile.outputs)
+    .filter(([path]) => path.endsWith('.mjs'))
+    .map(([path, output]) => [path.split('/').at(-1), {
+      inputs: Object.keys(output.inputs).sort(),
+      external: [...new Set(output.imports.filter((item) => item.external).map((item) => item.path))].sort(),
+    }]));
+  writeFileSync(join(outdir, MODULES_FILE), `${JSON.stringify(modules, null, 1)}\n`);
   // A file edited while esbuild read the sources: the bundle may hold either version, so it gets no stamp.
   if (sourceStamp(root) !== before) throw new Error('the sources changed during the build; run it again');
   writeFileSync(join(outdir, STAMP_FILE), `${before}\n`);
