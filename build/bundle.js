@@ -13,8 +13,9 @@
 //
 // --prepare (npm's lifecycle): never fails the install. Without esbuild (`npm ci --omit=dev`) or with sources that do
 // not build, it says so and leaves no stamp, and the executable runs the sources through tsx.
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BUNDLE_ENTRY, ROOT, STAMP_FILE, sourceStamp } from './source-stamp.js';
 
@@ -75,7 +76,8 @@ export async function bundle(outdir, root = ROOT) {
   return join(outdir, BUNDLE_ENTRY);
 }
 
-if (process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(ROOT, 'build/bundle.js')) {
+// Run as a script (not imported): node gives the main module's real path, symbolic links resolved.
+if (process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({ options: { outdir: { type: 'string' }, prepare: { type: 'boolean' } } });
   const outdir = resolve(values.outdir ?? join(ROOT, 'dist'));
   try {
