@@ -100,6 +100,16 @@ describe('a start from the sources (no dist/) and from the bundle', () => {
       assertNoneOf(result.loaded, HEAVY, 'rewrite');
     });
 
+    test(`${expected}: a usage error exits 2 and unreadable input 1, with the message on stderr`, () => {
+      const usage = run(dir, ['rewrite', '--shortcuts', join(root, 'examples/shortcuts.yaml'), '--output', 'xml']);
+      assert.equal(usage.status, 2, usage.stderr);
+      assert.match(usage.stderr, /--output xml: expected one of yaml, json, patch/);
+      const missing = run(dir, ['rewrite', '--shortcuts', join(root, 'examples/shortcuts.yaml'), join(scratch, 'no-such-file.yaml')]);
+      assert.equal(missing.status, 1, missing.stderr);
+      assert.match(missing.stderr, /cannot read .*no-such-file\.yaml/);
+      assert.equal(entry(dir, missing.loaded), expected);
+    });
+
     test(`${expected}: every --help loads neither a command's modules nor its packages`, () => {
       for (const args of HELPS) {
         const result = run(dir, args);
