@@ -3,7 +3,7 @@
 // when. A canary tells: a second configuration, updated after the one under test, points a webhook at this test
 // process under a new path each time; once a dry-run ConfigMap write reaches that path, the API server has seen
 // the canary's update and, the informer delivering events in order, every configuration change before it.
-import { createServer, type Server } from 'node:https';
+import { createSecureServer, type Http2SecureServer, type ServerHttp2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { waitFor } from '../../support/wait-for.ts';
 import type { TestCerts } from '../../support/certs.ts';
@@ -12,7 +12,16 @@ import type { KubeClient } from './kube-client.ts';
 const NAME = 'e2e-canary';
 const NAMESPACE = 'canary';
 
+/** How the API server called the canary: the same client code calls every webhook. */
+export interface CanaryCall {
+  readonly httpVersion: string;
+  readonly path: string;
+  readonly query: string;
+  readonly contentType: string | undefined;
+}
+
 export interface Canary {
+  readonly calls: readonly CanaryCall[];
   /** Resolves once the API server calls webhooks as configured by every configuration write made before this call. */
   configurationsSeen(): Promise<void>;
   close(): Promise<void>;
@@ -20,16 +29,25 @@ export interface Canary {
 
 export async function startCanary(admin: KubeClient, certs: TestCerts): Promise<Canary> {
   const seen = new Set<string>();
-  const server: Server = createServer({ cert: certs.cert, key: certs.key }, (request, response) => {
+  const calls: CanaryCall[] = [];
+  // HTTP/2 and HTTP/1.1, as the webhook serves: whichever the API server picks is recorded.
+  const server: Http2SecureServer = createSecureServer({ cert: certs.cert, key: certs.key, allowHTTP1: true }, (request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      seen.add(new URL(request.url ?? '/', 'https://localhost').pathname);
+      const url = new URL(request.url ?? '/', 'https://localhost');
+      seen.add(url.pathname);
+      calls.push({ httpVersion: request.httpVersion, path: url.pathname, query: url.search, contentType: request.headers['content-type'] });
       const review = JSON.parse(Buffer.concat(chunks).toString()) as { request?: { uid?: string } };
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
         response: { uid: review.request?.uid ?? '', allowed: true } }));
     });
+  });
+  const sessions = new Set<ServerHttp2Session>();
+  server.on('session', (session: ServerHttp2Session) => {
+    sessions.add(session);
+    session.once('close', () => sessions.delete(session));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
@@ -46,6 +64,7 @@ export async function startCanary(admin: KubeClient, certs: TestCerts): Promise<
     }],
   });
   return {
+    calls,
     async configurationsSeen() {
       const n = ++round;
       await admin.apply(`${path}/${NAME}`, configuration(n), 'e2e-canary', true);
@@ -55,6 +74,9 @@ export async function startCanary(admin: KubeClient, certs: TestCerts): Promise<
         return seen.has(`/round-${n}`);
       }, { timeoutMs: 20_000, intervalMs: 20, description: `the API server calls the canary webhook of round ${n}` });
     },
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      for (const session of sessions) session.destroy();
+    }),
   };
 }
