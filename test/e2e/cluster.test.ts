@@ -4,7 +4,7 @@
 // result; the tests judge what it stored. Each test builds on the state the previous one left, in order.
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -71,6 +71,13 @@ describe(`shortcut-webhook on a real Kubernetes ${kubernetesVersion()} control p
   let webhookKubeconfig: string;
   let webhookToken: string;
   const started = Date.now();
+  /** Temporary folders of this suite, removed at the end. */
+  const made: string[] = [];
+  const certs = (namespace?: string) => {
+    const pair = makeCerts(undefined, namespace);
+    made.push(pair.dir);
+    return pair;
+  };
 
   const slice = (name: string) => admin.get(`${SLICES}/${name}`);
   const apply = (spec: SliceSpec, query = '') => admin.apply(`${SLICES}/${spec.name}`, reflected(spec), LIQO_MANAGER, true, query);
@@ -104,10 +111,12 @@ describe(`shortcut-webhook on a real Kubernetes ${kubernetesVersion()} control p
     cp = await startControlPlane();
     admin = cp.admin;
     process.stdout.write(`# kube-apiserver ${kubernetesVersion()} ready ${cp.startupMs} ms after start (certificates and etcd included)\n`);
-    canary = await startCanary(admin, makeCerts(undefined, 'canary'));
+    canary = await startCanary(admin, certs('canary'));
     webhookPort = await freePort();
-    serving = makeCerts();
-    tlsVolume = join(mkdtempSync(join(tmpdir(), 'shortcut-e2e-tls-')), 'tls');
+    serving = certs();
+    const volumeParent = mkdtempSync(join(tmpdir(), 'shortcut-e2e-tls-'));
+    made.push(volumeParent);
+    tlsVolume = join(volumeParent, 'tls');
     mkdirSync(tlsVolume);
     secretVolume(tlsVolume, serving, 'v1');
     symlinkSync('..data/tls.crt', join(tlsVolume, 'tls.crt'));
@@ -118,6 +127,7 @@ describe(`shortcut-webhook on a real Kubernetes ${kubernetesVersion()} control p
     await killServer(webhook);
     await canary?.close();
     await cp?.stop();
+    for (const dir of made) rmSync(dir, { recursive: true, force: true });
     process.stdout.write(`# e2e suite took ${Date.now() - started} ms\n`);
   });
 
@@ -323,7 +333,7 @@ describe(`shortcut-webhook on a real Kubernetes ${kubernetesVersion()} control p
   test('the serving certificate and caBundle rotate with no write left unrewritten across the swap', async () => {
     const running = webhook!;
     const failOpenBefore = await failOpenCount();
-    const next = makeCerts(undefined, 'shortcut-webhook');
+    const next = certs('shortcut-webhook');
     let writes = 0;
     let stop = false;
     const wrong: string[] = [];

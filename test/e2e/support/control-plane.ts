@@ -194,6 +194,7 @@ export async function startControlPlane(): Promise<ControlPlane> {
     };
   } catch (error) {
     await stop();
+    rmSync(dir, { recursive: true, force: true });
     throw error;
   }
 }
