@@ -370,6 +370,18 @@ describe(`shortcut-webhook on a real Kubernetes ${kubernetesVersion()} control p
     serving = next;
   });
 
+  test('a reflected slice without endpoints is reviewed like any other, not failed open', async () => {
+    const failOpenBefore = await failOpenCount();
+    const empty = await admin.ok('POST', SLICES, { ...reflected({ name: 'no-endpoints' }), endpoints: [] });
+    assert.equal(empty.endpoints ?? null, null, 'kube-apiserver stores and sends an empty list as null');
+    const updated = await admin.ok('PUT', selfPath(empty), { ...empty, endpoints: reflected({ addresses: [['10.63.0.77']] }).endpoints });
+    assert.equal(addressesOf(updated), '[["10.61.0.77"]]');
+    const emptied = await admin.ok('PUT', selfPath(updated), { ...updated, endpoints: [] });
+    assert.equal(emptied.endpoints ?? null, null);
+    assert.deepEqual(annotationsOf(emptied), {}, 'no flag is left on a slice without addresses');
+    assert.equal(await failOpenCount(), failOpenBefore, 'the webhook answered every review');
+  });
+
   test('every patch was applied by the API server and every stored slice is valid, a slice of 1,000 endpoints included', async () => {
     const big = Array.from({ length: 1000 }, (_, i) => [`10.63.${i >> 8}.${i & 255}`]);
     const stored = await admin.ok('POST', SLICES, reflected({ name: 'big', addresses: big }));
@@ -379,6 +391,10 @@ describe(`shortcut-webhook on a real Kubernetes ${kubernetesVersion()} control p
     // Written back as read: validation passes again and, nothing changing, nothing is stored.
     const roundTrip = await admin.ok('PUT', selfPath(stored), stored);
     assert.equal(roundTrip.metadata?.resourceVersion, stored.metadata?.resourceVersion);
+    // An update: the review carries the 1,000 endpoints twice, object and oldObject; Liqo moves one endpoint.
+    const moved = big.map(([address], i) => [i === 999 ? '10.63.7.7' : address!]);
+    const updated = await admin.ok('PUT', selfPath(stored), { ...reflected({ name: 'big', addresses: moved }), metadata: stored.metadata });
+    assert.equal(addressesOf(updated), JSON.stringify(moved.map(([address]) => [address!.replace(/^10\.63\./, '10.61.')])));
 
     const all = await admin.get<{ items: KubeObject[] }>(SLICES);
     for (const item of all.items) assert.equal((await admin.request('PUT', selfPath({ ...item, apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice' }), { ...item, apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice' })).status, 200);
@@ -391,7 +407,11 @@ describe(`shortcut-webhook on a real Kubernetes ${kubernetesVersion()} control p
     const metrics = (await admin.request('GET', '/metrics')).text;
     assert.doesNotMatch(metrics, new RegExp(`apiserver_admission_webhook_rejection_count\\{[^}]*name="${WEBHOOK_NAME.replaceAll('.', '\\.')}"`));
     assert.deepEqual(admin.warnings, [], 'the API server warned about nothing we wrote');
-    const errors = webhook === undefined ? [] : logRecords(webhook).filter((r) => typeof r.level === 'number' && r.level >= 50);
+    const running = webhook!;
+    const errors = logRecords(running).filter((r) => typeof r.level === 'number' && r.level >= 50);
     assert.deepEqual(errors, []);
+    assert.ok(!((await metricValue(running, 'shortcut_webhook_admission_requests_total{operation="UPDATE",result="error"}')) > 0));
+    assert.ok(!((await metricValue(running, 'shortcut_webhook_admission_requests_total{operation="CREATE",result="error"}')) > 0));
+    assert.ok(await metricValue(running, 'shortcut_webhook_admission_requests_total{operation="UPDATE",result="patched"}') > 0);
   });
 });
