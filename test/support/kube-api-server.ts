@@ -3,14 +3,16 @@
 //
 // What it reproduces (each point checked against the Kubernetes sources, see the notes beside the code):
 // - one global, monotonically increasing resourceVersion; uid, creationTimestamp, generation on every object;
-// - LIST with label/field selectors, limit/continue paging at a fixed resourceVersion, resourceVersion(Match) reads;
+// - LIST with label selectors, limit/continue paging at a fixed resourceVersion, resourceVersion(Match) reads;
 // - WATCH as a chunked stream of one JSON event per line, resumed from a resourceVersion out of the retained history,
 //   `410 Expired` as an in-stream ERROR event once the history is compacted, bookmarks, timeoutSeconds, label
 //   selectors with the watch cache's "left the selection → DELETED" rule;
-// - create/update/delete/patch (JSON Patch incl. `test`, merge patch, strategic merge treated as merge patch), with
-//   the API server's status codes and `Status` bodies; a write that changes nothing stores nothing;
-// - the status subresource, finalizers, bearer tokens, a mutating hook standing in for admission webhooks.
-// What it does not: server-side apply, managedFields, namespaces as objects (any namespace exists), protobuf, CBOR.
+// - create/update/delete and JSON Patch (incl. `test`), the only patch type the product sends, with the API server's
+//   status codes and `Status` bodies; a write that changes nothing stores nothing;
+// - the status subresource, bearer tokens, a mutating hook standing in for admission webhooks.
+// What it does not: server-side apply, managedFields, merge patches, field selectors, finalizers, generateName, RBAC,
+// namespaces as objects (any namespace exists), validation, protobuf, CBOR. test/e2e runs the real kube-apiserver for
+// all of that; this server is for fast unit tests of the list/watch loop, the reconciler and the leader election.
 //
 // client-node 1.4.0 recipes, all exercised in kube-api-server.test.ts:
 //
@@ -36,9 +38,6 @@
 //   // A failed `test` answers 422 reason Invalid (not 409); a stale resourceVersion carried in the patched object
 //   // (e.g. a `replace` of /metadata/resourceVersion, or a merge patch with metadata.resourceVersion) answers 409.
 //
-//   // (c) Any other patch type: a call-time middleware overrides the Content-Type the request factory chose:
-//   await discovery.patchNamespacedEndpointSlice({ name, namespace, body: { metadata: { annotations: { a: 'b' } } } },
-//     setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
 //
 // Errors of the generated APIs are `ApiException`s: `code` is the HTTP status, `body` is the response text (a JSON
 // `Status` string, not an object; undefined for 401). Watch errors before the stream starts reach `done(err)` with
@@ -81,15 +80,12 @@ export interface ResourceDefinition {
 export interface ObjectMeta {
   name?: string;
   namespace?: string;
-  generateName?: string;
   uid?: string;
   resourceVersion?: string;
   generation?: number;
   creationTimestamp?: string;
-  deletionTimestamp?: string;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
-  finalizers?: string[];
   [key: string]: unknown;
 }
 
@@ -199,7 +195,7 @@ export interface KubeApiServer {
   update(object: KubeObjectInput): Promise<KubeObject>;
   /** Like `update` through the status subresource: only `.status` changes (how operators report state). */
   updateStatus(object: KubeObjectInput): Promise<KubeObject>;
-  /** Deletes (or, with finalizers, marks for deletion); undefined when there was nothing to delete. */
+  /** Deletes; undefined when there was nothing to delete. */
   remove(ref: ObjectRef): Promise<KubeObject | undefined>;
   get(ref: ObjectRef): KubeObject | undefined;
   list(type: TypeRef, options?: { readonly namespace?: string }): KubeObject[];
@@ -379,17 +375,6 @@ function toKubeObject(value: JsonMap): KubeObject {
   return object;
 }
 
-/** RFC 7386: what jsonpatch.MergePatch does for the API server. */
-function mergePatch(target: unknown, patch: unknown): unknown {
-  if (!isMap(patch)) return copy(patch);
-  const result: JsonMap = isMap(target) ? copy(target) : {};
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete result[key];
-    else result[key] = mergePatch(result[key], value);
-  }
-  return result;
-}
-
 function nowRfc3339(): string {
   return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
@@ -403,7 +388,7 @@ function randomSuffix(): string {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Selectors (k8s.io/apimachinery/pkg/labels and fields): equality, set-based and existence requirements.
+// Label selectors (k8s.io/apimachinery/pkg/labels): equality, set-based and existence requirements.
 
 type Predicate = (object: JsonMap) => boolean;
 
@@ -472,27 +457,6 @@ export function parseLabelSelector(selector: string | undefined): Predicate {
   };
 }
 
-/** Custom resources support exactly metadata.name and metadata.namespace; so does this server for every resource. */
-export function parseFieldSelector(selector: string | undefined): Predicate {
-  if (selector === undefined || selector.trim() === '') return () => true;
-  const requirements = splitTopLevel(selector).map((requirement): Predicate => {
-    const match = /^([^=!]+?)\s*(==|=|!=)\s*(.*)$/.exec(requirement);
-    if (match === null) throw errors.badRequest(`invalid field selector: '${requirement}'`);
-    const field = match[1] ?? '';
-    const value = match[3] ?? '';
-    if (field !== 'metadata.name' && field !== 'metadata.namespace') {
-      throw errors.badRequest(`field label not supported: ${field}`);
-    }
-    const key = field === 'metadata.name' ? 'name' : 'namespace';
-    const read = (object: JsonMap): string => {
-      const found = metadataOf(object)[key];
-      return typeof found === 'string' ? found : '';
-    };
-    return match[2] === '!=' ? (object) => read(object) !== value : (object) => read(object) === value;
-  });
-  return (object) => requirements.every((requirement) => requirement(object));
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // The store: objects, the change history and the open watches. Every write goes through one lock, so a
 // read-modify-write (and the mutate hook inside it) never interleaves with another.
@@ -537,7 +501,6 @@ interface WriteOptions {
   readonly fromClient: boolean;
 }
 
-type PatchType = 'json' | 'merge';
 
 function resourceId(group: string, version: string, plural: string): string {
   return `${group}/${version}/${plural}`;
@@ -724,11 +687,7 @@ class Store {
       }
       delete metadata['resourceVersion'];
       if (text(metadata, 'name') === undefined) {
-        const generateName = text(metadata, 'generateName');
-        if (generateName === undefined) {
-          throw errors.invalid(def, '', 'metadata.name', 'Required value: name or generateName is required');
-        }
-        metadata['name'] = `${generateName}${randomSuffix()}`;
+        throw errors.invalid(def, '', 'metadata.name', 'Required value: name or generateName is required');
       }
       object = await this.admit(resource, object, undefined, 'CREATE', options);
       object['apiVersion'] = resource.apiVersion;
@@ -739,8 +698,6 @@ class Store {
       if (resource.objects.has(key)) throw errors.alreadyExists(def, name);
       admitted['uid'] = randomUUID();
       admitted['creationTimestamp'] = nowRfc3339();
-      delete admitted['deletionTimestamp'];
-      delete admitted['deletionGracePeriodSeconds'];
       if (def.tracksGeneration === false) delete admitted['generation'];
       else admitted['generation'] = 1;
       // The status strategy resets .status on create; direct test writes keep it so a test can seed any state.
@@ -788,21 +745,14 @@ class Store {
       if (isDeepStrictEqual(next, old)) return old; // a no-op write stores nothing: no new resourceVersion, no event
       if (options.dryRun) return next;
       this.rv += 1;
-      const nextMeta = metadataOf(next);
-      if (text(nextMeta, 'deletionTimestamp') !== undefined && finalizersOf(next).length === 0) {
-        // The last finalizer is gone from an object marked for deletion: the update completes the deletion.
-        const deleted = withResourceVersion(old, this.rv);
-        this.commit(resource, key, undefined, old);
-        return deleted;
-      }
-      nextMeta['resourceVersion'] = String(this.rv);
+      metadataOf(next)['resourceVersion'] = String(this.rv);
       this.commit(resource, key, next, old);
       return next;
     });
   }
 
   remove(resource: Resource, namespace: string | undefined, name: string,
-    preconditions: { uid?: string; resourceVersion?: string }, options: WriteOptions): Promise<{ object: JsonMap; deleted: boolean }> {
+    preconditions: { uid?: string; resourceVersion?: string }, options: WriteOptions): Promise<JsonMap> {
     return this.exclusive(async () => {
       const def = resource.def;
       const key = objectKey(def, namespace, name);
@@ -815,28 +765,12 @@ class Store {
       if (preconditions.resourceVersion !== undefined && preconditions.resourceVersion !== oldMeta['resourceVersion']) {
         throw errors.conflict(def, name, `Precondition failed: ResourceVersion in precondition: ${preconditions.resourceVersion}, ResourceVersion in object meta: ${String(oldMeta['resourceVersion'])}`);
       }
-      if (finalizersOf(old).length > 0) {
-        if (text(oldMeta, 'deletionTimestamp') !== undefined || options.dryRun) return { object: old, deleted: false };
-        const marked = copy(old);
-        const markedMeta = metadataOf(marked);
-        markedMeta['deletionTimestamp'] = nowRfc3339();
-        markedMeta['deletionGracePeriodSeconds'] = 0;
-        this.rv += 1;
-        markedMeta['resourceVersion'] = String(this.rv);
-        this.commit(resource, key, marked, old);
-        return { object: marked, deleted: false };
-      }
-      if (options.dryRun) return { object: old, deleted: true };
+      if (options.dryRun) return old;
       this.rv += 1;
       this.commit(resource, key, undefined, old);
-      return { object: withResourceVersion(old, this.rv), deleted: true };
+      return withResourceVersion(old, this.rv);
     });
   }
-}
-
-function finalizersOf(object: JsonMap): unknown[] {
-  const finalizers = metadataOf(object)['finalizers'];
-  return Array.isArray(finalizers) ? finalizers : [];
 }
 
 /** The registry's BeforeUpdate: server-owned metadata wins, the status strategy applies, generation moves. */
@@ -876,13 +810,7 @@ function prepareUpdate(resource: Resource, old: JsonMap, candidate: JsonMap, sub
   return next;
 }
 
-function applyPatch(patchType: PatchType, stored: JsonMap, patch: unknown): JsonMap {
-  if (patchType === 'merge') {
-    if (!isMap(patch)) throw errors.badRequest('Invalid JSON Patch');
-    const merged = mergePatch(stored, patch);
-    if (!isMap(merged)) throw errors.badRequest('Invalid JSON Patch');
-    return merged;
-  }
+function applyJsonPatch(stored: JsonMap, patch: unknown): JsonMap {
   if (!Array.isArray(patch)) {
     throw errors.badRequest('json: cannot unmarshal object into Go value of type jsonpatch.Patch');
   }
@@ -968,14 +896,6 @@ function decodeContinue(token: string): { rv: number; start: string } {
 function parseRv(value: string): number {
   if (!/^\d+$/.test(value)) throw errors.badRequest(`invalid resource version: ${value}`);
   return Number(value);
-}
-
-function discoveryResource(def: ResourceDefinition): JsonMap {
-  return {
-    name: def.plural, singularName: def.singular ?? def.kind.toLowerCase(), namespaced: def.namespaced, kind: def.kind,
-    verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
-    ...(def.shortNames === undefined ? {} : { shortNames: [...def.shortNames] }),
-  };
 }
 
 class ApiServer implements KubeApiServer {
@@ -1085,7 +1005,7 @@ class ApiServer implements KubeApiServer {
   async remove(ref: ObjectRef): Promise<KubeObject | undefined> {
     const resource = this.store.byType(ref);
     if (this.store.get(resource, ref.namespace, ref.name) === undefined) return undefined;
-    const { object } = await this.store.remove(resource, ref.namespace, ref.name, {}, { subresource: undefined, dryRun: false, fromClient: false });
+    const object = await this.store.remove(resource, ref.namespace, ref.name, {}, { subresource: undefined, dryRun: false, fromClient: false });
     return toKubeObject(object);
   }
 
@@ -1200,12 +1120,8 @@ class ApiServer implements KubeApiServer {
       if (route?.watchPath === true) entry.watch = true;
       const injected = this.takeFailure(method, url.pathname, entry.watch);
       if (injected !== undefined) throw genericStatusError(injected, route?.resource.def, route?.name);
-      if (route === undefined) {
-        const document = this.discovery(url.pathname);
-        if (document === undefined || method !== 'GET') throw errors.noSuchResource();
-        sendJson(response, 200, document);
-        return;
-      }
+      // No discovery documents: the product names every path itself (CustomObjectsApi), never asks what is served.
+      if (route === undefined) throw errors.noSuchResource();
       await this.serveResource(method, route, query, mediaType(contentType), entry.body, response);
     } catch (error) {
       if (!this.log.includes(entry)) this.log.push(entry);
@@ -1259,47 +1175,6 @@ class ApiServer implements KubeApiServer {
     return { resource, namespace, name, subresource, watchPath };
   }
 
-  private discovery(pathname: string): JsonMap | undefined {
-    const segments = pathname.split('/').filter((segment) => segment !== '');
-    const resources = this.store.resources();
-    const groupVersions = (group: string): string[] =>
-      [...new Set(resources.filter((r) => r.def.group === group).map((r) => r.def.version))];
-    const resourceList = (group: string, version: string): JsonMap | undefined => {
-      const served = resources.filter((r) => r.def.group === group && r.def.version === version);
-      if (served.length === 0) return undefined;
-      return {
-        kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group === '' ? version : `${group}/${version}`,
-        resources: served.flatMap((r) => [
-          discoveryResource(r.def),
-          ...(r.def.statusSubresource === true
-            ? [{ name: `${r.def.plural}/status`, singularName: '', namespaced: r.def.namespaced, kind: r.def.kind, verbs: ['get', 'patch', 'update'] }]
-            : []),
-        ]),
-      };
-    };
-    const apiGroup = (group: string): JsonMap => {
-      const versions = groupVersions(group).map((version) => ({ groupVersion: `${group}/${version}`, version }));
-      return { name: group, versions, preferredVersion: versions[0] };
-    };
-    if (pathname === '/version') {
-      return { major: '1', minor: '33', gitVersion: 'v1.33.0-kube-api-server-test', platform: 'linux/amd64' };
-    }
-    if (segments.length === 1 && segments[0] === 'api') {
-      return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: this.url.slice('http://'.length) }] };
-    }
-    if (segments.length === 2 && segments[0] === 'api') return resourceList('', segments[1] ?? '');
-    if (segments.length === 1 && segments[0] === 'apis') {
-      const groups = [...new Set(resources.map((r) => r.def.group).filter((group) => group !== ''))].sort();
-      return { kind: 'APIGroupList', apiVersion: 'v1', groups: groups.map(apiGroup) };
-    }
-    if (segments.length === 2 && segments[0] === 'apis') {
-      const group = segments[1] ?? '';
-      return groupVersions(group).length === 0 ? undefined : { kind: 'APIGroup', apiVersion: 'v1', ...apiGroup(group) };
-    }
-    if (segments.length === 3 && segments[0] === 'apis') return resourceList(segments[1] ?? '', segments[2] ?? '');
-    return undefined;
-  }
-
   private async serveResource(method: string, route: ResourceRoute, query: Record<string, string>, contentType: string,
     body: unknown, response: ServerResponse): Promise<void> {
     const { resource, namespace, name, subresource } = route;
@@ -1336,25 +1211,20 @@ class ApiServer implements KubeApiServer {
       }
       case 'PATCH': {
         if (name === undefined) throw errors.methodNotSupported(def, 'patch');
-        const patchType: PatchType | undefined = contentType === 'application/json-patch+json' ? 'json'
-          : contentType === 'application/merge-patch+json' || contentType === 'application/strategic-merge-patch+json' ? 'merge'
-            : undefined;
-        if (patchType === undefined) throw errors.unsupportedMediaType(contentType);
-        const patched = await this.store.update(resource, namespace, name,
-          (stored) => applyPatch(patchType, stored, body), true, options);
+        // The product sends JSON Patch only; merge and apply patches are the real API server's (test/e2e).
+        if (contentType !== 'application/json-patch+json') throw errors.unsupportedMediaType(contentType);
+        const patched = await this.store.update(resource, namespace, name, (stored) => applyJsonPatch(stored, body), true, options);
         sendJson(response, 200, patched);
         return;
       }
       case 'DELETE': {
         if (name === undefined) throw errors.methodNotSupported(def, 'deletecollection');
         const preconditions = isMap(body) && isMap(body['preconditions']) ? body['preconditions'] : {};
-        const { object, deleted } = await this.store.remove(resource, namespace, name, {
+        const object = await this.store.remove(resource, namespace, name, {
           ...(typeof preconditions['uid'] === 'string' ? { uid: preconditions['uid'] } : {}),
           ...(typeof preconditions['resourceVersion'] === 'string' ? { resourceVersion: preconditions['resourceVersion'] } : {}),
         }, options);
-        if (!deleted) {
-          sendJson(response, 202, object);
-        } else if (def.builtin === true) {
+        if (def.builtin === true) {
           const uid = metadataOf(object)['uid'];
           sendJson(response, 200, {
             kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success',
@@ -1372,13 +1242,13 @@ class ApiServer implements KubeApiServer {
 
   private filterFor(route: ResourceRoute, query: Record<string, string>): Predicate {
     const labels = parseLabelSelector(query['labelSelector']);
-    const fields = parseFieldSelector(query['fieldSelector']);
+    if ((query['fieldSelector'] ?? '') !== '') throw errors.badRequest('field selectors are not supported by the test API server');
     const { namespace, name } = route;
     return (object) => {
       const metadata = metadataOf(object);
       if (namespace !== undefined && metadata['namespace'] !== namespace) return false;
       if (name !== undefined && metadata['name'] !== name) return false;
-      return labels(object) && fields(object);
+      return labels(object);
     };
   }
 
@@ -1414,7 +1284,7 @@ class ApiServer implements KubeApiServer {
       }
     }
     const limit = Number(query['limit'] ?? '0');
-    const selecting = (query['labelSelector'] ?? '') !== '' || (query['fieldSelector'] ?? '') !== '';
+    const selecting = (query['labelSelector'] ?? '') !== '';
     const candidates = this.store.objectsAt(resource, at).filter(([key]) => key >= start);
     const items: JsonMap[] = [];
     let lastKey = '';
