@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const moduleDir = fileURLToPath(new URL('.', import.meta.url));
@@ -46,6 +46,7 @@ export function builtIn(dir: string): boolean {
 }
 
 function go(args: readonly string[]): void {
+  if (!goAvailable()) throw new Error('Go is not installed (no `go` on PATH): it is needed once, to build kube-apiserver and etcd for test/e2e');
   const result = spawnSync('go', args, {
     cwd: moduleDir,
     stdio: ['ignore', 'inherit', 'inherit'],
@@ -62,10 +63,64 @@ export interface Built {
   readonly seconds: number;
 }
 
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * One build at a time per cache folder: `npm test` runs the e2e files side by side, and two cold builds at once would
+ * each compile everything. The lock is a folder holding the builder's pid; a lock whose process is gone is taken over.
+ */
+function withLock<T>(dir: string, log: (line: string) => void, work: () => T): T {
+  const lock = `${dir}.lock`;
+  mkdirSync(dirname(lock), { recursive: true });
+  let said = false;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      writeFileSync(join(lock, 'pid'), String(process.pid));
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      let owner = Number.NaN;
+      try {
+        owner = Number(readFileSync(join(lock, 'pid'), 'utf8'));
+      } catch {
+        // Being created right now: look again.
+      }
+      if (Number.isInteger(owner) && !alive(owner)) {
+        rmSync(lock, { recursive: true, force: true });
+        continue;
+      }
+      if (!said) log(`waiting for another build of the control plane (pid ${owner})`);
+      said = true;
+      sleepSync(1000);
+    }
+  }
+  try {
+    return work();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
 /** Builds into the cache unless it is already there; returns the folder and whether this call built it. */
 export function buildControlPlane(log: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): Built {
   const dir = controlPlaneDir();
   if (builtIn(dir)) return { dir, built: false, seconds: 0 };
+  return withLock(dir, log, () => (builtIn(dir) ? { dir, built: false, seconds: 0 } : build(dir, log)));
+}
+
+function build(dir: string, log: (line: string) => void): Built {
   const started = Date.now();
   const version = kubernetesVersion();
   const [, major, minor] = /^v(\d+)\.(\d+)/.exec(version) ?? [];
