@@ -414,4 +414,33 @@ describe(`shortcut-webhook on a real Kubernetes ${kubernetesVersion()} control p
     assert.ok(!((await metricValue(running, 'shortcut_webhook_admission_requests_total{operation="CREATE",result="error"}')) > 0));
     assert.ok(await metricValue(running, 'shortcut_webhook_admission_requests_total{operation="UPDATE",result="patched"}') > 0);
   });
+
+  test('with --shortcuts-kubeconfig the hub reader of manifests/hub reads FCCs on the hub, and nothing else', async () => {
+    // This control plane plays the hub too. The reader's Secret waits for kube-controller-manager's token controller,
+    // which does not run here: a TokenRequest for the same ServiceAccount stands in for it.
+    for (const object of shippedManifests('hub')) {
+      const answer = await admin.request('POST', pathOf(object), object);
+      assert.ok(answer.status === 201 || (object.kind === 'Namespace' && answer.status === 409), `${object.kind}: ${answer.text}`);
+    }
+    const request = await admin.ok<{ status: { token: string } }>('POST',
+      '/api/v1/namespaces/shortcut-webhook/serviceaccounts/shortcut-webhook-reader/token',
+      { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } });
+    const reader = new KubeClient(cp.url, cp.ca, { token: request.status.token });
+    let viaHub: RunningServer | undefined;
+    try {
+      assert.equal((await reader.request('GET', '/apis/networking.liqo.io/v1beta1/foreignclusterconnections')).status, 200);
+      for (const path of [SLICES, '/api/v1/namespaces/shortcut-webhook/secrets', CONNECTION_PATH]) {
+        assert.equal((await reader.request('GET', path)).status, 403, `the hub reader may not read ${path}`);
+      }
+      viaHub = await startServer(['--tls-cert', join(tlsVolume, 'tls.crt'), '--tls-key', join(tlsVolume, 'tls.key'), '--no-controller',
+        '--kubeconfig', webhookKubeconfig, '--shortcuts-kubeconfig', cp.writeTokenKubeconfig('hub-reader', request.status.token)]);
+      const running = viaHub;
+      await waitFor(async () => (await usablePairs(running)).includes('liqo/cluster2-cluster3:10.63.0.0/16->10.61.0.0/16'),
+        { ...CONVERGE, description: 'the FCC read through the hub reader is usable' });
+      assert.deepEqual(logRecords(running).filter((r) => /forbidden|403/i.test(JSON.stringify(r))), []);
+    } finally {
+      reader.close();
+      await killServer(viaHub);
+    }
+  });
 });

@@ -7,10 +7,11 @@ import type { KubeObject } from './kube-client.ts';
 
 const manifestsDir = new URL('../../../manifests/', import.meta.url).pathname;
 
-/** Every object of manifests/*.yaml, file by file in name order, as `kubectl apply -f manifests/` reads them. */
-export function shippedManifests(): KubeObject[] {
-  return readdirSync(manifestsDir).filter((file) => file.endsWith('.yaml')).sort()
-    .flatMap((file) => parseAllDocuments(readFileSync(join(manifestsDir, file), 'utf8'))
+/** Every object of manifests/*.yaml (or a folder of it), file by file in name order, as `kubectl apply -f` reads them. */
+export function shippedManifests(folder = ''): KubeObject[] {
+  const dir = join(manifestsDir, folder);
+  return readdirSync(dir).filter((file) => file.endsWith('.yaml')).sort()
+    .flatMap((file) => parseAllDocuments(readFileSync(join(dir, file), 'utf8'))
       .map((document) => document.toJS() as KubeObject | null)
       .filter((object): object is KubeObject => object !== null));
 }
