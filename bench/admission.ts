@@ -14,7 +14,8 @@ import { buildImageBundle, entrypointNodeFlags } from '../test/deploy/support/do
 import { makeCerts } from '../test/support/certs.ts';
 import { admissionReview, exampleFccObject } from './fixtures.ts';
 import { client, load, type LoadResult, type Protocol, type Target } from './load.ts';
-import { freePort, median, percentile, progress, round, sleep } from './stats.ts';
+import { freePort } from '../test/support/free-port.ts';
+import { median, percentile, progress, round, sleep } from './stats.ts';
 
 const WORKERS = 4;
 // Odd, so the median is a round that ran, not the mean of two.

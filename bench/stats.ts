@@ -1,6 +1,5 @@
 // Small statistics and process helpers shared by the benchmark sections. Not product code.
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 
 /** The middle value, or the mean of the two middle values of an even count. */
 export function median(values: readonly number[]): number {
@@ -23,18 +22,6 @@ export function round(value: number, digits = 2): number {
   return Math.round(value * scale) / scale;
 }
 
-/** A free TCP port on 127.0.0.1: the server process binds it right after (a tiny race, acceptable for a bench). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -70,3 +57,4 @@ export function runSection<T>(file: string, args: readonly string[] = [], flags:
 export function progress(message: string): void {
   process.stderr.write(`  ${message}\n`);
 }
+

@@ -5,7 +5,6 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -21,6 +20,7 @@ import { startControlPlane, type ControlPlane } from './support/control-plane.ts
 import { KubeClient, type KubeObject, type WatchEvent } from './support/kube-client.ts';
 import { connectionCrd, pathOf, selfPath, shippedManifests } from './support/objects.ts';
 import { skipReason } from './support/skip.ts';
+import { freePort } from '../support/free-port.ts';
 
 const SHORTCUT = 'liqo.io/shortcut-addresses';
 const ORIGINAL = 'liqo.io/shortcut-original-addresses';
@@ -34,16 +34,6 @@ const CONVERGE = { timeoutMs: 30_000, intervalMs: 25 } as const;
 
 const skip = skipReason();
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
 
 /** A reflected slice as Liqo's writer sends it: no resourceVersion (server-side apply needs none). */
 function reflected(spec: SliceSpec): KubeObject {

@@ -3,13 +3,13 @@
 // key and RBAC, torn down with their whole process groups.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { waitFor } from '../../support/wait-for.ts';
 import { buildControlPlane } from '../controlplane/build.ts';
 import { KubeClient } from './kube-client.ts';
+import { freePort } from '../../support/free-port.ts';
 
 export interface ControlPlane {
   readonly url: string;
@@ -28,17 +28,6 @@ export interface ControlPlane {
   stop(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function openssl(dir: string, args: readonly string[]): void {
   execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
