@@ -6,6 +6,7 @@ import type { Logger } from './log.ts';
 import { admissionRoute, type AdmissionRouteOptions } from './server/admission-route.ts';
 import type { AnyFastify } from './server/any-fastify.ts';
 import { opsRoutes, type OpsRouteOptions } from './server/ops-routes.ts';
+import { bodyUnread, discardBody } from './server/refused-body.ts';
 import { secureContextOptions, type TlsMaterial } from './tls.ts';
 import { errorMessage } from './util/errors.ts';
 
@@ -14,6 +15,12 @@ import { errorMessage } from './util/errors.ts';
  * envelope: 7 MiB, as controller-runtime derives it. Anything larger is not a review from an API server.
  */
 export const MAX_BODY_BYTES = 7 * 1024 * 1024;
+
+/**
+ * How much of a refused HTTP/1.1 body is read and thrown away after the refusal, so that its client can read the
+ * answer (refused-body.ts): twice the limit, counted from the refusal. Past it the connection is dropped.
+ */
+const DISCARD_BYTES = 2 * MAX_BODY_BYTES;
 
 export type WebhookApp = AnyFastify<Http2SecureServer>;
 
@@ -76,6 +83,10 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
       options.metrics.observeRefused(reply.elapsedTime / 1000);
       options.logger.warn({ status, err: message }, 'request refused');
     }
+    // fastify asks for the connection to be closed after a body it could not parse; closing while the client is still
+    // sending resets it before it reads the answer. The connection stays open and the rest of the body is read instead.
+    reply.removeHeader('connection');
+    if (bodyUnread(request.raw)) discardBody(request.raw, DISCARD_BYTES);
     return reply.code(status).send({ message });
   });
   app.setNotFoundHandler((request, reply) => reply.code(404).send({ message: `no route ${request.method} ${request.url}` }));
