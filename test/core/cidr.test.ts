@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { overlaps, parseCidr, remapAddress, type Cidr } from '../../src/core/cidr.ts';
+import { containsAddress, overlaps, parseCidr, remapAddress, type Cidr } from '../../src/core/cidr.ts';
 import { ipv4, ipv6 } from '../../src/core/ip.ts';
 
 function cidr(text: string): Cidr {
@@ -54,4 +54,19 @@ test('overlap needs one family and a shared address', () => {
   assert.equal(overlaps(cidr('10.0.0.0/8'), cidr('10.63.0.0/16')), true);
   assert.equal(overlaps(cidr('10.63.0.0/16'), cidr('10.64.0.0/16')), false);
   assert.equal(overlaps(cidr('0.0.0.0/0'), cidr('::/0')), false);
+});
+
+test('containsAddress holds at both ends of a block and not one address beyond either', () => {
+  const v4 = cidr('10.63.0.0/16');
+  assert.deepEqual(['10.62.255.255', '10.63.0.0', '10.63.255.255', '10.64.0.0'].map((a) => containsAddress(v4, a)), [false, true, true, false]);
+  const v6 = cidr('fd00:63::/32');
+  assert.deepEqual(['fd00:62:ffff:ffff:ffff:ffff:ffff:ffff', 'fd00:63::', 'fd00:63:ffff:ffff:ffff:ffff:ffff:ffff', 'fd00:64::']
+    .map((a) => containsAddress(v6, a)), [false, true, true, false]);
+});
+
+test('containsAddress takes only canonical text of the block\'s own family', () => {
+  assert.equal(containsAddress(cidr('10.63.0.0/16'), '010.63.0.1'), false);
+  assert.equal(containsAddress(cidr('10.63.0.0/16'), '::ffff:10.63.0.1'), false);
+  assert.equal(containsAddress(cidr('fd00:63::/32'), 'FD00:63::1'), false);
+  assert.equal(containsAddress(cidr('fd00:63::/32'), '10.63.0.1'), false);
 });

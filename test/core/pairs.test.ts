@@ -149,6 +149,27 @@ test('a chain is found whether the other source encloses the target or lies insi
   assert.deepEqual(reasons(enclosing), ['chain', 'usable']);
 });
 
+test('a chain is found when the other source starts at the very last address of the target', () => {
+  const states = evaluatePairs([
+    fcc({ b: 'x', aPod: '10.63.0.0/16', aRemapped: '10.61.0.0/16' }),
+    fcc({ b: 'y', aPod: '10.61.255.255/32', aRemapped: '10.80.0.1/32' }),
+  ], 'cluster2').states;
+  assert.deepEqual(reasons(states), ['chain', 'usable']);
+  const v6 = evaluatePairs([
+    fcc({ b: 'x', aPod: 'fd00:63::/32', aRemapped: 'fd00:61::/32' }),
+    fcc({ b: 'y', aPod: 'fd00:61:ffff:ffff:ffff:ffff:ffff:ffff/128', aRemapped: 'fd00:80::1/128' }),
+  ], 'cluster2').states;
+  assert.deepEqual(reasons(v6), ['chain', 'usable']);
+});
+
+test('a source just past the last address of a target is no chain', () => {
+  const states = evaluatePairs([
+    fcc({ b: 'x', aPod: '10.63.0.0/16', aRemapped: '10.61.0.0/16' }),
+    fcc({ b: 'y', aPod: '10.62.0.0/32', aRemapped: '10.80.0.1/32' }),
+  ], 'cluster2').states;
+  assert.deepEqual(reasons(states), ['usable', 'usable']);
+});
+
 test('thousands of disjoint /24 pairs are all usable', () => {
   const fccs = Array.from({ length: 5000 }, (_, i) => fcc({ name: `p${i}`, b: `peer${i}`,
     aPod: `10.${i >> 8}.${i & 255}.0/24`, aRemapped: `11.${i >> 8}.${i & 255}.0/24` }));

@@ -220,6 +220,23 @@ test('rewrites IPv6 slices with RFC 5952 output', () => {
   assert.equal(annotationsOf(out)?.[ORIGINALS], '{"fd00:61:0:1::5":"fd00:63:0:1::5"}');
 });
 
+test('an IPv6 address already in a shortcut range is left as it is and flagged, as its IPv4 twin is', () => {
+  const v6 = snapshotOf([fcc({ aPod: 'fd00:63::/32', aRemapped: 'fd00:61::/32' })]);
+  const out = output({ addressType: 'IPv6', addresses: [['fd00:61::97', 'fd00:70::1']] }, v6);
+  assert.deepEqual(addressesOf(out), ['fd00:61::97', 'fd00:70::1']);
+  assert.deepEqual(annotationsOf(out), { [FLAG]: 'fd00:61::97' });
+});
+
+test('pairs whose targets overlap rewrite nothing: two hub addresses with the same host bits would become one', () => {
+  const overlapping = snapshotOf([
+    fcc({ name: 'to-3', b: 'cluster3', aPod: '10.63.0.0/16', aRemapped: '10.61.0.0/16' }),
+    fcc({ name: 'to-4', b: 'cluster4', aPod: '10.64.0.0/16', aRemapped: '10.61.0.0/16' }),
+  ]);
+  const out = output({ addresses: [['10.63.0.5'], ['10.64.0.5']] }, overlapping);
+  assert.deepEqual(addressesOf(out), ['10.63.0.5', '10.64.0.5']);
+  assert.deepEqual(annotationsOf(out) ?? {}, {});
+});
+
 test('an IPv4 pair never touches an IPv6 slice', () => {
   const out = output({ addressType: 'IPv6', addresses: [['::a3f:97']] });
   assert.deepEqual(addressesOf(out), ['::a3f:97']);
