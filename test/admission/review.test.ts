@@ -74,10 +74,13 @@ test('a review of another kind is skipped even if its object looks like a slice'
   assert.equal(reviewEndpointSlice(request, snapshot).kind, 'skipped');
 });
 
-test('dry-run requests are handled identically', () => {
-  const body = reviewObject(sliceObject());
-  const request = { ...requestOf(body), dryRun: true };
-  assert.deepEqual(reviewEndpointSlice(request, snapshot), reviewEndpointSlice(requestOf(body), snapshot));
+test('a dry-run review is read as one, and answered with the same patch as the real write', () => {
+  const dry = requestOf(reviewObject(sliceObject(), { dryRun: true }));
+  const real = requestOf(reviewObject(sliceObject()));
+  assert.deepEqual([dry.dryRun, real.dryRun], [true, false]);
+  const answer = admissionResponse(dry, reviewEndpointSlice(dry, snapshot));
+  assert.equal(answer.response.patchType, 'JSONPatch');
+  assert.deepEqual(answer, admissionResponse(real, reviewEndpointSlice(real, snapshot)));
 });
 
 test('every outcome is allowed, and only patched carries a patch', () => {

@@ -36,6 +36,12 @@ test('answers a review over HTTP/1.1 with the worked example patch and the same 
   assert.deepEqual(decodePatch(answer.body), WORKED_PATCH);
 });
 
+test('a dry-run review gets the same patch as the real write (SPEC §4: dryRun is handled identically)', async () => {
+  const answer = await post1(harness.url, harness.certs.ca, JSON.stringify(reviewObject(sliceObject(), { uid: 'dry', dryRun: true })));
+  assert.equal(JSON.parse(answer.body).response.uid, 'dry');
+  assert.deepEqual(decodePatch(answer.body), WORKED_PATCH);
+});
+
 test('answers over HTTP/2 negotiated by ALPN, many reviews on one session', async () => {
   const session = await connect2(harness.url, harness.certs.ca);
   try {

@@ -91,7 +91,7 @@ export function sliceObject(spec: SliceSpec = {}): JsonObject {
   };
 }
 
-export function reviewObject(object: Json, options: { operation?: string; uid?: string; apiVersion?: string; oldObject?: Json } = {}): JsonObject {
+export function reviewObject(object: Json, options: { operation?: string; uid?: string; apiVersion?: string; oldObject?: Json; dryRun?: boolean } = {}): JsonObject {
   return {
     apiVersion: options.apiVersion ?? 'admission.k8s.io/v1',
     kind: 'AdmissionReview',
@@ -107,7 +107,7 @@ export function reviewObject(object: Json, options: { operation?: string; uid?: 
       userInfo: { username: 'system:serviceaccount:liqo:liqo-controller-manager' },
       object,
       oldObject: options.oldObject ?? null,
-      dryRun: false,
+      dryRun: options.dryRun ?? false,
       options: { apiVersion: 'meta.k8s.io/v1', kind: 'CreateOptions' },
     },
   };
