@@ -11,18 +11,40 @@ import { SnapshotStore, type ShortcutView } from '../../src/view/shortcut-view.t
 import { fcc, reviewObject, sliceObject } from '../support/builders.ts';
 import { makeCerts } from '../support/certs.ts';
 import { post1 } from '../support/https-client.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const certs = makeCerts();
 
-async function start(view: ShortcutView) {
+/** A clock the test moves by hand: the webhook's `?timeout=` budget runs on it, so no test waits for real time. */
+class TestClock {
+  now = 0;
+  reads = 0;
+  readonly read = (): number => {
+    this.reads++;
+    return this.now;
+  };
+}
+
+async function start(view: ShortcutView, clock = new TestClock()) {
   const logs: string[] = [];
   const logger = createLogger('info', new Writable({ write(chunk, _e, done) { logs.push(String(chunk)); done(); } }));
   const metrics = new Metrics();
-  const app = buildWebhookApp({ view, metrics, logger, clusterId: undefined, tls: await loadTlsMaterial({ cert: certs.certFile, key: certs.keyFile }) });
+  const app = buildWebhookApp({ view, metrics, logger, clusterId: undefined, clock: clock.read,
+    tls: await loadTlsMaterial({ cert: certs.certFile, key: certs.keyFile }) });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.addresses()[0];
   const port = typeof address === 'object' ? address.port : 0;
   return { app, metrics, logs, url: `https://localhost:${port}` };
+}
+
+/** A synced view whose every read moves the clock on by `ms`: a rewrite that takes that long. */
+function slowView(clock: TestClock, ms: number): ShortcutView {
+  const store = new SnapshotStore();
+  store.publishFccs([fcc()]);
+  return { isSynced: () => true, lastSync: () => 0, subscribe: () => () => {}, current: () => {
+    clock.now += ms;
+    return store.current();
+  } };
 }
 
 test('an internal error is logged, counted and answered allowed without a patch', async () => {
@@ -44,7 +66,8 @@ test('an internal error is logged, counted and answered allowed without a patch'
 test('a review whose ?timeout= budget is spent before it is read is answered unpatched', async () => {
   const store = new SnapshotStore();
   store.publishFccs([fcc()]);
-  const { app, metrics, url } = await start(store);
+  const clock = new TestClock();
+  const { app, metrics, url } = await start(store, clock);
   try {
     const body = Buffer.from(JSON.stringify(reviewObject(sliceObject(), { uid: 'late' })));
     const answer = await new Promise<string>((resolve, reject) => {
@@ -57,9 +80,13 @@ test('a review whose ?timeout= budget is spent before it is read is answered unp
         res.on('end', () => resolve(Buffer.concat(chunks).toString()));
       });
       req.on('error', reject);
-      // Half the body now and the rest only after the API server's whole timeout has passed: a slow client.
+      // Half the body, then the rest once the webhook has stamped the request's arrival and 60 ms have passed on
+      // its clock: a slow client that used up the API server's whole 50 ms.
       req.write(body.subarray(0, 100));
-      setTimeout(() => req.end(body.subarray(100)), 120);
+      waitFor(() => clock.reads >= 1, { description: 'the request has arrived' }).then(() => {
+        clock.now += 60;
+        req.end(body.subarray(100));
+      }, reject);
     });
     assert.deepEqual(JSON.parse(answer).response, { uid: 'late', allowed: true });
     assert.match(await metrics.registry.metrics(), /admission_requests_total\{operation="CREATE",result="skipped"\} 1/);
@@ -69,19 +96,38 @@ test('a review whose ?timeout= budget is spent before it is read is answered unp
 });
 
 test('a review whose ?timeout= budget runs out during the rewrite is answered unpatched: the patch would come too late', async () => {
-  const store = new SnapshotStore();
-  store.publishFccs([fcc()]);
-  // The rewrite reads the view once; a view that takes 150 ms stands for a rewrite that does.
-  const slow: ShortcutView = { isSynced: () => true, lastSync: () => 0, subscribe: () => () => {}, current: () => {
-    const until = performance.now() + 150;
-    while (performance.now() < until);
-    return store.current();
-  } };
-  const { app, metrics, url } = await start(slow);
+  const clock = new TestClock();
+  const { app, metrics, url } = await start(slowView(clock, 150), clock);
   try {
     const answer = await post1(url, certs.ca, JSON.stringify(reviewObject(sliceObject(), { uid: 'slow' })), { path: '/mutate/endpointslices?timeout=100ms' });
     assert.deepEqual(JSON.parse(answer.body).response, { uid: 'slow', allowed: true });
     assert.match(await metrics.registry.metrics(), /admission_requests_total\{operation="CREATE",result="skipped"\} 1/);
+  } finally {
+    await app.close();
+  }
+});
+
+test('a review just inside its ?timeout= budget is patched', async () => {
+  // 80 % of 100 ms is the budget; a rewrite of exactly 80 ms is still in time.
+  const clock = new TestClock();
+  const { app, url } = await start(slowView(clock, 80), clock);
+  try {
+    const answer = await post1(url, certs.ca, JSON.stringify(reviewObject(sliceObject())), { path: '/mutate/endpointslices?timeout=100ms' });
+    assert.equal(JSON.parse(answer.body).response.patchType, 'JSONPatch');
+  } finally {
+    await app.close();
+  }
+});
+
+test('?timeout= is read per request: one app answers a short and a generous timeout each by its own', async () => {
+  const clock = new TestClock();
+  const { app, url } = await start(slowView(clock, 150), clock);
+  try {
+    const patched = async (timeout: string) => {
+      const answer = await post1(url, certs.ca, JSON.stringify(reviewObject(sliceObject())), { path: `/mutate/endpointslices?timeout=${timeout}` });
+      return JSON.parse(answer.body).response.patchType === 'JSONPatch';
+    };
+    assert.deepEqual([await patched('100ms'), await patched('10s'), await patched('100ms'), await patched('1s')], [false, true, false, true]);
   } finally {
     await app.close();
   }
