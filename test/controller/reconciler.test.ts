@@ -11,7 +11,7 @@ import { createLogger } from '../../src/log.ts';
 import { Metrics } from '../../src/metrics.ts';
 import { SnapshotStore } from '../../src/view/shortcut-view.ts';
 import { fcc, sliceObject, snapshotOf, type SliceSpec } from '../support/builders.ts';
-import { startKubeApiServer, type KubeApiServer } from '../support/kube-api-server.ts';
+import { startKubeApiServer, type KubeApiServer, type MutateHook } from '../support/kube-api-server.ts';
 import { webhookHook } from '../support/kube-webhook.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -29,10 +29,12 @@ const SLICE = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', namesp
 
 async function withController(
   slices: readonly SliceSpec[], fccs: readonly ForeignClusterConnection[], run: (context: Context) => Promise<void>,
-  options: { pageSize?: number; maxWritesPerSecond?: number; backoff?: Backoff; resyncIntervalMs?: number } = {},
+  options: { pageSize?: number; maxWritesPerSecond?: number; backoff?: Backoff; resyncIntervalMs?: number;
+    mutate?: (store: SnapshotStore) => MutateHook } = {},
 ): Promise<void> {
+  const { mutate = webhookHook, ...reconcilerOptions } = options;
   const store = new SnapshotStore();
-  const server = await startKubeApiServer({ mutate: webhookHook(store) });
+  const server = await startKubeApiServer({ mutate: mutate(store) });
   for (const spec of slices) await server.create(sliceObject(spec));
   store.publishFccs(fccs);
   const config = new KubeConfig();
@@ -40,7 +42,7 @@ async function withController(
   const metrics = new Metrics();
   const reconciler = new SliceReconciler({
     config, view: store, clusterId: undefined, logger: createLogger('silent'), metrics, resyncIntervalMs: 0, settleMs: 5,
-    backoff: { initialMs: 20, maxMs: 100 }, ...options,
+    backoff: { initialMs: 20, maxMs: 100 }, ...reconcilerOptions,
   });
   const get = (name: string) => server.get({ ...SLICE, name });
   const context: Context = {
@@ -150,14 +152,44 @@ test('a planned patch carries a resourceVersion test, so it never lands on a sli
   });
 });
 
-test('a failed resourceVersion test (422) is retried with a fresh read', async () => {
+test('a failed resourceVersion test (422) is retried with a fresh read, within the same pass', async () => {
   await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc({ connected: false })], async ({ server, store, reconciler, addresses }) => {
     await waitFor(() => passes(reconciler) >= 1);
     server.failNext({ method: 'PATCH' }, 422);
     store.publishFccs([fcc()]);
     await waitFor(() => JSON.stringify(addresses('web')) === '[["10.61.0.7"]]');
-    assert.equal(server.requests.filter((r) => r.method === 'PATCH').length, 2);
+    await waitFor(() => passes(reconciler) >= 2, { description: 'the pass that met the 422 is over' });
+    const calls = server.requests.filter((r) => r.path.endsWith('/endpointslices/web'));
+    assert.deepEqual(calls.map((r) => `${r.method} ${r.status}`), ['PATCH 422', 'GET 200', 'PATCH 200'], 'refused, read again, written');
+    assert.deepEqual(reconciler.passes.map((p) => p.results.error), [0, 0], 'no pass records an error');
+    assert.equal(reconciler.passes[1]?.results.patched, 1);
   });
+});
+
+test('a pair change that arrives while a pass runs is not lost, with no periodic resync to catch it later', async () => {
+  // The pass's one write is held inside the API server (the webhook has already answered for the old pairs) until
+  // the test has changed the pairs: the change lands mid-pass.
+  let reached = false;
+  let release = () => {};
+  const released = new Promise<void>((resolve) => { release = resolve; });
+  const holdFirstWrite = (store: SnapshotStore): MutateHook => {
+    const webhook = webhookHook(store);
+    return async (object, context) => {
+      const answer = await webhook(object, context);
+      if (context.operation === 'UPDATE' && !reached) {
+        reached = true;
+        await released;
+      }
+      return answer;
+    };
+  };
+  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc()], async ({ store, reconciler, addresses }) => {
+    await waitFor(() => reached, { description: 'the first pass is writing' });
+    store.publishFccs([fcc({ aRemapped: '10.71.0.0/16' })]);
+    release();
+    await waitFor(() => passes(reconciler) >= 1);
+    await waitFor(() => JSON.stringify(addresses('web')) === '[["10.71.0.7"]]', { description: 'the change made during the pass is applied' });
+  }, { mutate: holdFirstWrite, resyncIntervalMs: 0 });
 });
 
 test('an API outage fails the pass, and it is retried after recovery', async () => {
