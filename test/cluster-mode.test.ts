@@ -52,9 +52,11 @@ test('watches FCCs through the API, rewrites writes through HTTPS, and converges
     const lease = api.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'shortcut-webhook', name: 'shortcut-webhook-controller' });
     assert.equal((lease?.spec as { holderIdentity?: string }).holderIdentity, 'webhook-0');
 
+    assert.match(metrics, /shortcut_webhook_view_watch_restarts_total 0\n/, 'the first watches are no restarts');
+    // Two watches on this API (FCCs and Connections): one drop of both is exactly two restarts.
     api.dropWatches();
-    await waitFor(async () => /shortcut_webhook_view_watch_restarts_total [1-9]/.test(await (await fetch(`${ops}/metrics`)).text()),
-      { description: 'the dropped watches are counted as restarts' });
+    await waitFor(async () => /shortcut_webhook_view_watch_restarts_total 2\n/.test(await (await fetch(`${ops}/metrics`)).text()),
+      { description: 'the two dropped watches are counted as two restarts' });
 
     const writes = api.requests.filter((r) => r.method === 'PATCH').length;
     webhook.child.kill('SIGTERM');

@@ -92,6 +92,18 @@ test('a dropped watch is restarted and counted, and no change is lost', async ()
   });
 });
 
+test('view_watch_restarts counts restarts only: 0 after the first sync, exactly 1 after one dropped watch', async () => {
+  // Without a local cluster there is one watch (FCCs), so one drop is one restart.
+  await withSource(async ({ server, store, restarts }) => {
+    const watchRequests = () => server.requests.filter((r) => r.watch && r.path.endsWith('/foreignclusterconnections')).length;
+    await waitFor(() => store.isSynced() && server.openWatches() === 1);
+    assert.equal(restarts(), 0, 'the first watch is no restart');
+    server.dropWatches();
+    await waitFor(() => watchRequests() === 2 && server.openWatches() === 1, { description: 'the watch is open again' });
+    assert.equal(restarts(), 1);
+  }, { local: false });
+});
+
 test('410 Gone after compaction makes it list again, consistently', async () => {
   await withSource(async ({ server, store }) => {
     await waitFor(() => store.isSynced() && server.openWatches() >= 1);
