@@ -1,9 +1,18 @@
 // Bounds the write rate of the controller: a burst of one second's worth, then a steady rate.
+export type Sleep = (ms: number) => Promise<void>;
+
+const realSleep: Sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
 export class TokenBucket {
   private tokens: number;
   private updated: number;
 
-  constructor(private readonly perSecond: number, private readonly clock: () => number = () => performance.now()) {
+  /** `clock` (milliseconds) and `sleep` are the real ones unless a test passes its own. */
+  constructor(
+    private readonly perSecond: number,
+    private readonly clock: () => number = () => performance.now(),
+    private readonly sleep: Sleep = realSleep,
+  ) {
     this.tokens = perSecond;
     this.updated = clock();
   }
@@ -18,7 +27,7 @@ export class TokenBucket {
         this.tokens -= 1;
         return;
       }
-      await new Promise((resolve) => setTimeout(resolve, Math.ceil(((1 - this.tokens) / this.perSecond) * 1000)));
+      await this.sleep(Math.ceil(((1 - this.tokens) / this.perSecond) * 1000));
     }
   }
 }
