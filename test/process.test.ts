@@ -53,11 +53,14 @@ test('serves file mode with settings from the environment, and drains in-flight 
     await Promise.all(inFlight.map((review) => review.sent));
     // A full review on a later connection: once it is answered, the server has read the earlier headers too.
     await post1(`https://localhost:${server.webhookPort}`, certs.ca, JSON.stringify(reviewObject(sliceObject(), { uid: 'two' })));
+    let exited = false;
+    void server.exited.then(() => { exited = true; });
     server.child.kill('SIGTERM');
     await waitFor(() => server.lines.some((l) => l.includes('shutting down')), { description: 'the server starts shutting down' });
-    // Draining: no new connection is taken, and the held reviews are waited for, here for a second or more.
+    // Draining: no new connection is taken, and the process is still there for the held reviews, whose bodies only
+    // now arrive: their answers below can only come from a server that waited for them.
     await assert.rejects(post1(`https://localhost:${server.webhookPort}`, certs.ca, '{}'), /ECONNREFUSED/);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assert.equal(exited, false, 'still running with reviews in flight');
     for (const review of inFlight) review.finish();
     const answers = await Promise.all(inFlight.map((review) => review.answer));
     answers.forEach((a, i) => {
