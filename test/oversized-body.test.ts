@@ -89,6 +89,26 @@ test('HTTP/1.1: a client that stops sending partway through a refused body does 
   }
 });
 
+test('HTTP/1.1: past twice the limit more, a refused body is no longer read: the connection is dropped', { timeout: 15_000 }, async () => {
+  const server = await startServer(tlsArgs);
+  const client = await open1(server.webhookPort);
+  try {
+    const closed = new Promise<void>((resolve) => client.socket.once('close', () => resolve()));
+    client.socket.on('error', () => {});
+    client.socket.resume();
+    client.socket.write(head(true));
+    // 7 MiB to be refused, then 14 MiB more to be thrown away, then more: 24 MiB in all, in 1 MiB chunks.
+    const chunk = Buffer.concat([Buffer.from('100000\r\n'), BIG.subarray(0, 1024 * 1024), Buffer.from('\r\n')]);
+    for (let i = 0; i < 24 && !client.socket.destroyed; i++) client.socket.write(chunk);
+    await closed;
+    assert.match(client.received(), /^(HTTP\/1\.1 413 |$)/, 'nothing but the refusal, if anything, was answered');
+    await stopsPromptly(server);
+  } finally {
+    client.socket.destroy();
+    server.child.kill('SIGKILL');
+  }
+});
+
 test('HTTP/2: a stream carrying all 8 MiB is answered 413, and SIGTERM then exits at once', async () => {
   const server = await startServer(tlsArgs);
   const session = http2Connect(`https://localhost:${server.webhookPort}`, { ca: certs.ca, servername: 'localhost' });
