@@ -12,7 +12,7 @@ const snapshot = snapshotOf([fcc()]);
 function decoded(body: Json): AdmissionRequest {
   const result = decodeReview(body);
   assert.ok(result.ok, result.ok ? '' : result.message);
-  return result.request;
+  return result.value;
 }
 
 function withKind(kind: Json | undefined, object: Json = sliceObject()): JsonObject {

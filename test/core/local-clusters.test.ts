@@ -10,13 +10,13 @@ const describe = (states: readonly { fcc: string; usable: boolean }[]) => states
 
 test('with --cluster-id only that cluster is local, and it sees every FCC, others as not-this-cluster', () => {
   assert.deepEqual(localClusters(snapshot, 'cluster2'), ['cluster2']);
-  assert.deepEqual(describe(statesOf(snapshot, 'cluster2', 'cluster2')), ['liqo/cluster2-cluster3:usable', 'liqo/other:unusable']);
+  assert.deepEqual(describe(statesOf(snapshot, { cluster: 'cluster2', configured: 'cluster2' })), ['liqo/cluster2-cluster3:usable', 'liqo/other:unusable']);
   assert.deepEqual(describe(localStates(snapshot, 'cluster2')), ['liqo/cluster2-cluster3:usable', 'liqo/other:unusable']);
 });
 
 test('without --cluster-id every cluster an FCC names is local, each with only its own FCCs', () => {
   assert.deepEqual(localClusters(snapshot, undefined), ['cluster2', 'cluster3', 'cluster4', 'cluster5']);
-  assert.deepEqual(describe(statesOf(snapshot, undefined, 'cluster4')), ['liqo/other:usable']);
+  assert.deepEqual(describe(statesOf(snapshot, { cluster: 'cluster4', configured: undefined })), ['liqo/other:usable']);
   assert.deepEqual(describe(localStates(snapshot, undefined)),
     ['liqo/cluster2-cluster3:usable', 'liqo/cluster2-cluster3:usable', 'liqo/other:usable', 'liqo/other:usable']);
 });

@@ -11,7 +11,7 @@ function details(states: readonly PairState[]): string[] {
 
 test('every unusable reason is listed once, for the pairs metric', () => {
   assert.deepEqual([...UNUSABLE_REASONS], ['not-connected', 'tunnel-down', 'invalid-cidr', 'family-mismatch',
-    'prefix-mismatch', 'conflict', 'chain', 'not-this-cluster']);
+    'prefix-mismatch', 'conflict', 'chain', 'local-overlap', 'not-this-cluster']);
 });
 
 const single: readonly [string, Parameters<typeof fcc>[0], string][] = [
@@ -51,11 +51,11 @@ test('missing parts read as ? and unset, never as undefined', () => {
 });
 
 test('a tunnel that is not Connected is named with its state, or as without status', () => {
-  assert.deepEqual(details(evaluatePairs([fcc()], 'cluster2', new Map([['cluster3', 'Connecting']])).states),
-    ['tunnel-down: Connection to cluster3 is Connecting']);
-  assert.deepEqual(details(evaluatePairs([fcc()], 'cluster2', new Map([['cluster3', '']])).states),
-    ['tunnel-down: Connection to cluster3 is without status']);
-  assert.deepEqual(details(evaluatePairs([fcc()], 'cluster2', new Map([['cluster3', 'Connected']])).states), ['usable']);
+  assert.deepEqual(details(evaluatePairs([fcc()], 'cluster2', { tunnels: new Map([['cluster3', 'Connecting']]) }).states),
+    ["tunnel-down: the leaf's Liqo Connection to cluster3 is Connecting, not Connected"]);
+  assert.deepEqual(details(evaluatePairs([fcc()], 'cluster2', { tunnels: new Map([['cluster3', '']]) }).states),
+    ["tunnel-down: the leaf's Liqo Connection to cluster3 is without status, not Connected"]);
+  assert.deepEqual(details(evaluatePairs([fcc()], 'cluster2', { tunnels: new Map([['cluster3', 'Connected']]) }).states), ['usable']);
 });
 
 test('conflicts and chains name the other FCC and both prefixes', () => {
