@@ -8,10 +8,10 @@ import { isDeepStrictEqual } from 'node:util';
 import { planSlice } from '../src/controller/plan.ts';
 import { SliceReconciler } from '../src/controller/reconciler.ts';
 import { decodeFcc } from '../src/core/fcc.ts';
-import { createLogger } from '../src/log.ts';
 import { Metrics } from '../src/metrics.ts';
 import { SnapshotStore } from '../src/view/shortcut-view.ts';
 import { fccObject, sliceObject } from '../test/support/builders.ts';
+import { recordingLogger } from '../test/support/recording-logger.ts';
 import { startKubeApiServer, type KubeObject } from '../test/support/kube-api-server.ts';
 import { webhookHook } from '../test/support/kube-webhook.ts';
 import { LOCAL } from './fixtures.ts';
@@ -45,14 +45,13 @@ try {
   }
   const config = new KubeConfig();
   config.loadFromFile(await server.kubeconfig());
-  reconciler = new SliceReconciler({
-    config, view: store, clusterId: undefined, logger: createLogger('warn'), metrics, resyncIntervalMs: 0,
-  });
-  const passes = reconciler.passes;
+  const log = recordingLogger();
+  reconciler = new SliceReconciler({ config, view: store, clusterId: undefined, logger: log.logger, metrics, resyncIntervalMs: 0 });
+  const passes = log.passes;
   reconciler.start();
-  while (passes.length < 1) await sleep(20);
-  const firstPass = passes[0];
-  if (firstPass?.results.patched !== 0 || firstPass.listed !== SLICES) throw new Error(`the first pass was not idle: ${JSON.stringify(firstPass)}`);
+  while (passes().length < 1) await sleep(20);
+  const firstPass = passes()[0];
+  if (firstPass?.patched !== 0 || firstPass.listed !== SLICES) throw new Error(`the first pass was not idle: ${JSON.stringify(firstPass)}`);
 
   const before = new Map(server.list(SLICE_TYPE).map((slice) => [`${slice.metadata?.namespace}/${slice.metadata?.name}`, content(slice)]));
   const requestsBefore = server.requests.length;
@@ -64,8 +63,8 @@ try {
   let convergedAt = Number.NaN;
   while (performance.now() < deadline) {
     await sleep(10);
-    const last = passes.at(-1);
-    if (passes.length >= 2 && last !== undefined && last.results.error === 0 && last.results.conflict === 0) {
+    const last = passes().at(-1);
+    if (passes().length >= 2 && last !== undefined && last.error === 0 && last.conflict === 0) {
       convergedAt = performance.now();
       break;
     }
@@ -79,7 +78,7 @@ try {
   // Every PATCH issued counts, failed ones too: a retry is a write the flip cost.
   const writes = patches.length;
   const failedWrites = patches.filter((request) => request.status === undefined || request.status >= 300).length;
-  const summary = passes.at(-1);
+  const summary = passes().at(-1);
   // The reconciler's own bounds: a 250 ms settle, then a burst of 500 writes and 500 per second after it.
   const floorSeconds = 0.25 + Math.max(0, changed - 500) / 500;
   console.log(JSON.stringify({
@@ -90,7 +89,7 @@ try {
     changed,
     failedWrites,
     behind,
-    passes: passes.length - 1,
+    passes: passes().length - 1,
     pass: summary,
   }));
 } finally {

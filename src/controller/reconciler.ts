@@ -33,15 +33,10 @@ export interface ReconcilerOptions {
   readonly maxConcurrentWrites?: number;
   readonly maxWritesPerSecond?: number;
   readonly pageSize?: number;
-  /** Retry delays after a failed pass; a Backoff instance lets a test see its attempts. */
-  readonly backoff?: BackoffOptions | Backoff;
+  /** Retry delays after a failed pass. */
+  readonly backoff?: BackoffOptions;
   /** Only the leader writes; every replica may still run, correctness does not depend on it. */
   readonly isLeader?: () => boolean;
-}
-
-export interface PassSummary {
-  readonly listed: number;
-  readonly results: Readonly<Record<ReconcileResult, number>>;
 }
 
 /** What the controller reacts to: the usable rules of every local cluster, as one comparable string. */
@@ -62,13 +57,11 @@ export class SliceReconciler {
   private running: Promise<void> | undefined;
   private pending = false;
   private stopped = false;
-  /** Summaries of finished passes, newest last (bounded): what tests and `/debug` read. */
-  readonly passes: PassSummary[] = [];
 
   constructor(private readonly options: ReconcilerOptions) {
     this.api = options.config.makeApiClient(CustomObjectsApi);
     this.bucket = new TokenBucket(options.maxWritesPerSecond ?? 500);
-    this.backoff = options.backoff instanceof Backoff ? options.backoff : new Backoff(options.backoff ?? DEFAULT_BACKOFF);
+    this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
   }
 
   start(): void {
@@ -147,14 +140,12 @@ export class SliceReconciler {
     // otherwise relist everything twice a second) and starts over after a clean one.
     if (results.error > 0) this.retryLater();
     else this.backoff.reset();
-    const summary = { listed, results };
-    this.passes.push(summary);
-    if (this.passes.length > 20) this.passes.shift();
     this.options.logger.info({ listed, ...results }, 'reconcile pass done');
   }
 
   private retryLater(): void {
     const delay = this.backoff.next();
+    this.options.logger.warn({ delayMs: Math.round(delay) }, 'reconcile pass had errors, next pass after a delay');
     setTimeout(() => this.trigger('retry after errors', 0), delay).unref();
   }
 

@@ -2,17 +2,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
-import { Backoff } from '../../src/util/backoff.ts';
 import { planSlice } from '../../src/controller/plan.ts';
 import { httpStatus } from '../../src/kube/client.ts';
 import { SliceReconciler } from '../../src/controller/reconciler.ts';
 import type { ForeignClusterConnection } from '../../src/core/fcc.ts';
-import { createLogger } from '../../src/log.ts';
 import { Metrics } from '../../src/metrics.ts';
 import { SnapshotStore } from '../../src/view/shortcut-view.ts';
 import { fcc, sliceObject, snapshotOf, type SliceSpec } from '../support/builders.ts';
 import { startKubeApiServer, type KubeApiServer, type MutateHook } from '../support/kube-api-server.ts';
 import { webhookHook } from '../support/kube-webhook.ts';
+import { recordingLogger, type PassRecord } from '../support/recording-logger.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 interface Context {
@@ -20,6 +19,10 @@ interface Context {
   readonly store: SnapshotStore;
   readonly reconciler: SliceReconciler;
   readonly metrics: Metrics;
+  /** The passes finished so far, as the controller logs them ('reconcile pass done'). */
+  passes(): readonly PassRecord[];
+  /** The delays the controller announced before retrying a pass that had errors. */
+  retryDelays(): readonly number[];
   patches(name?: string): number;
   addresses(name: string): unknown;
   annotations(name: string): Record<string, string>;
@@ -29,7 +32,7 @@ const SLICE = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', namesp
 
 async function withController(
   slices: readonly SliceSpec[], fccs: readonly ForeignClusterConnection[], run: (context: Context) => Promise<void>,
-  options: { pageSize?: number; maxWritesPerSecond?: number; backoff?: Backoff; resyncIntervalMs?: number;
+  options: { pageSize?: number; maxWritesPerSecond?: number; backoff?: { initialMs: number; maxMs: number }; resyncIntervalMs?: number;
     mutate?: (store: SnapshotStore) => MutateHook } = {},
 ): Promise<void> {
   const { mutate = webhookHook, ...reconcilerOptions } = options;
@@ -40,13 +43,16 @@ async function withController(
   const config = new KubeConfig();
   config.loadFromFile(await server.kubeconfig());
   const metrics = new Metrics();
+  const { logger, records, passes } = recordingLogger();
   const reconciler = new SliceReconciler({
-    config, view: store, clusterId: undefined, logger: createLogger('silent'), metrics, resyncIntervalMs: 0, settleMs: 5,
+    config, view: store, clusterId: undefined, logger, metrics, resyncIntervalMs: 0, settleMs: 5,
     backoff: { initialMs: 20, maxMs: 100 }, ...reconcilerOptions,
   });
   const get = (name: string) => server.get({ ...SLICE, name });
   const context: Context = {
     server, store, reconciler, metrics,
+    passes,
+    retryDelays: () => records.filter((r) => r.msg === 'reconcile pass had errors, next pass after a delay').map((r) => Number(r.delayMs)),
     patches: (name) => server.requests.filter((r) => r.method === 'PATCH' && (name === undefined || r.path.endsWith(`/${name}`))).length,
     addresses: (name) => (get(name)?.endpoints as { addresses: string[] }[]).map((e) => e.addresses),
     annotations: (name) => (get(name)?.metadata?.annotations ?? {}) as Record<string, string>,
@@ -60,8 +66,6 @@ async function withController(
   }
 }
 
-const passes = (reconciler: SliceReconciler) => reconciler.passes.length;
-
 test('slices stored before start converge, and only the ones that differ are written', async () => {
   const slices: SliceSpec[] = [
     { name: 'to-shortcut', addresses: [['10.63.0.1'], ['10.200.0.1']] },
@@ -69,8 +73,8 @@ test('slices stored before start converge, and only the ones that differ are wri
     { name: 'unmanaged', managedBy: 'endpointslice-controller.k8s.io', addresses: [['10.63.0.3']] },
     { name: 'fqdn', addressType: 'FQDN', addresses: [['web.example.com']] },
   ];
-  await withController(slices, [fcc()], async ({ reconciler, patches, addresses, annotations }) => {
-    await waitFor(() => passes(reconciler) >= 1);
+  await withController(slices, [fcc()], async ({ passes, patches, addresses, annotations }) => {
+    await waitFor(() => passes().length >= 1);
     assert.deepEqual(addresses('to-shortcut'), [['10.61.0.1'], ['10.200.0.1']]);
     assert.equal(annotations('to-shortcut')['liqo.io/shortcut-addresses'], '10.61.0.1');
     assert.equal(patches('to-shortcut'), 1);
@@ -80,8 +84,8 @@ test('slices stored before start converge, and only the ones that differ are wri
 });
 
 test('connect, disconnect, CIDR change and delete each converge', async () => {
-  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc({ connected: false })], async ({ store, reconciler, addresses, annotations }) => {
-    await waitFor(() => passes(reconciler) >= 1);
+  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc({ connected: false })], async ({ passes, store, addresses, annotations }) => {
+    await waitFor(() => passes().length >= 1);
     assert.deepEqual(addresses('web'), [['10.63.0.7']]);
     store.publishFccs([fcc()]);
     await waitFor(() => JSON.stringify(addresses('web')) === '[["10.61.0.7"]]', { description: 'connected' });
@@ -99,31 +103,31 @@ test('connect, disconnect, CIDR change and delete each converge', async () => {
 
 test('after convergence a further pass writes nothing: no loop between controller and webhook', async () => {
   await withController([{ name: 'a', addresses: [['10.63.0.1']] }, { name: 'b', addresses: [['10.63.0.2']] }], [fcc()],
-    async ({ reconciler, patches }) => {
-      await waitFor(() => passes(reconciler) >= 1);
+    async ({ passes, reconciler, patches }) => {
+      await waitFor(() => passes().length >= 1);
       const written = patches();
       assert.equal(written, 2);
       reconciler.trigger('test', 0);
-      await waitFor(() => passes(reconciler) >= 2);
+      await waitFor(() => passes().length >= 2);
       assert.equal(patches(), written);
-      assert.equal(reconciler.passes.at(-1)?.results.unchanged, 2);
+      assert.equal(passes().at(-1)?.unchanged, 2);
     });
 });
 
 test('a change that does not alter the usable pairs triggers no pass', async () => {
-  await withController([{ name: 'a', addresses: [['10.63.0.1']] }], [fcc()], async ({ store, reconciler }) => {
-    await waitFor(() => passes(reconciler) >= 1);
+  await withController([{ name: 'a', addresses: [['10.63.0.1']] }], [fcc()], async ({ passes, store, reconciler }) => {
+    await waitFor(() => passes().length >= 1);
     store.publishFccs([fcc(), fcc({ b: 'cluster9', connected: false })]);
     store.publishFccs([fcc()]);
     reconciler.trigger('probe', 0);
-    await waitFor(() => passes(reconciler) >= 2);
-    assert.equal(passes(reconciler), 2);
+    await waitFor(() => passes().length >= 2);
+    assert.equal(passes().length, 2);
   });
 });
 
 test('a conflict is retried with a fresh read', async () => {
-  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc({ connected: false })], async ({ server, store, reconciler, addresses, metrics }) => {
-    await waitFor(() => passes(reconciler) >= 1);
+  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc({ connected: false })], async ({ passes, server, store, addresses, metrics }) => {
+    await waitFor(() => passes().length >= 1);
     server.failNext({ method: 'PATCH' }, 409);
     store.publishFccs([fcc()]);
     await waitFor(() => JSON.stringify(addresses('web')) === '[["10.61.0.7"]]');
@@ -134,8 +138,8 @@ test('a conflict is retried with a fresh read', async () => {
 });
 
 test('a planned patch carries a resourceVersion test, so it never lands on a slice changed since', async () => {
-  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc()], async ({ server, reconciler, addresses }) => {
-    await waitFor(() => passes(reconciler) >= 1);
+  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc()], async ({ passes, server, addresses }) => {
+    await waitFor(() => passes().length >= 1);
     const stored = server.get({ ...SLICE, name: 'web' });
     assert.ok(stored);
     const stale = planSlice(stored, snapshotOf([]), {});
@@ -153,16 +157,16 @@ test('a planned patch carries a resourceVersion test, so it never lands on a sli
 });
 
 test('a failed resourceVersion test (422) is retried with a fresh read, within the same pass', async () => {
-  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc({ connected: false })], async ({ server, store, reconciler, addresses }) => {
-    await waitFor(() => passes(reconciler) >= 1);
+  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc({ connected: false })], async ({ passes, server, store, addresses }) => {
+    await waitFor(() => passes().length >= 1);
     server.failNext({ method: 'PATCH' }, 422);
     store.publishFccs([fcc()]);
     await waitFor(() => JSON.stringify(addresses('web')) === '[["10.61.0.7"]]');
-    await waitFor(() => passes(reconciler) >= 2, { description: 'the pass that met the 422 is over' });
+    await waitFor(() => passes().length >= 2, { description: 'the pass that met the 422 is over' });
     const calls = server.requests.filter((r) => r.path.endsWith('/endpointslices/web'));
     assert.deepEqual(calls.map((r) => `${r.method} ${r.status}`), ['PATCH 422', 'GET 200', 'PATCH 200'], 'refused, read again, written');
-    assert.deepEqual(reconciler.passes.map((p) => p.results.error), [0, 0], 'no pass records an error');
-    assert.equal(reconciler.passes[1]?.results.patched, 1);
+    assert.deepEqual(passes().map((p) => p.error), [0, 0], 'no pass records an error');
+    assert.equal(passes()[1]?.patched, 1);
   });
 });
 
@@ -183,62 +187,70 @@ test('a pair change that arrives while a pass runs is not lost, with no periodic
       return answer;
     };
   };
-  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc()], async ({ store, reconciler, addresses }) => {
+  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc()], async ({ passes, store, addresses }) => {
     await waitFor(() => reached, { description: 'the first pass is writing' });
     store.publishFccs([fcc({ aRemapped: '10.71.0.0/16' })]);
     release();
-    await waitFor(() => passes(reconciler) >= 1);
+    await waitFor(() => passes().length >= 1);
     await waitFor(() => JSON.stringify(addresses('web')) === '[["10.71.0.7"]]', { description: 'the change made during the pass is applied' });
   }, { mutate: holdFirstWrite, resyncIntervalMs: 0 });
 });
 
 test('an API outage fails the pass, and it is retried after recovery', async () => {
-  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc({ connected: false })], async ({ server, store, reconciler, addresses }) => {
-    await waitFor(() => passes(reconciler) >= 1);
+  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc({ connected: false })], async ({ passes, server, store, addresses }) => {
+    await waitFor(() => passes().length >= 1);
     server.setAvailable(false);
     store.publishFccs([fcc()]);
-    await waitFor(() => reconciler.passes.some((p) => p.results.error > 0), { description: 'a failed pass' });
+    await waitFor(() => passes().some((p) => p.error > 0), { description: 'a failed pass' });
     server.setAvailable(true);
     await waitFor(() => JSON.stringify(addresses('web')) === '[["10.61.0.7"]]', { description: 'converged after recovery' });
   });
 });
 
 test('a write refused on every pass is retried with a growing delay, which a clean pass resets', async () => {
-  const backoff = new Backoff({ initialMs: 5, maxMs: 40 });
-  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc({ connected: false })], async ({ server, store, reconciler, addresses }) => {
-    await waitFor(() => passes(reconciler) >= 1);
+  const backoff = { initialMs: 5, maxMs: 40 };
+  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc({ connected: false })], async ({ passes, retryDelays, server, store, addresses }) => {
+    await waitFor(() => passes().length >= 1);
     server.failNext({ method: 'PATCH', pathIncludes: '/web', count: 4 }, 403);
     store.publishFccs([fcc()]);
     // Every pass of those four wrote nothing and failed: each must ask for a longer delay than the last, not start over.
-    await waitFor(() => reconciler.passes.filter((p) => p.results.error > 0).length >= 3, { description: 'three failed passes' });
-    assert.ok(backoff.attempts >= 3, `${backoff.attempts} attempts after three failed passes`);
+    await waitFor(() => passes().filter((p) => p.error > 0).length >= 3, { description: 'three failed passes' });
     await waitFor(() => JSON.stringify(addresses('web')) === '[["10.61.0.7"]]', { description: 'converged once the API accepts' });
-    await waitFor(() => backoff.attempts === 0, { description: 'the clean pass resets the backoff' });
+    const grown = retryDelays();
+    assert.ok(grown.length >= 3, `${grown.length} retries after three failed passes`);
+    // Full jitter: the n-th delay lies in [cap/2, cap] with the cap doubling, so each is at least the one before.
+    for (let i = 1; i < 3; i++) assert.ok((grown[i] ?? 0) >= (grown[i - 1] ?? 0), `delays ${grown.join(', ')} grow`);
+    assert.ok((grown[2] ?? 0) >= backoff.initialMs, `the third delay ${grown[2]} ms is past the first cap`);
+    // After the clean pass, the next failure starts again from the first cap.
+    server.failNext({ method: 'PATCH', pathIncludes: '/web', count: 1 }, 403);
+    store.publishFccs([fcc({ connected: false })]);
+    await waitFor(() => retryDelays().length > grown.length, { description: 'a retry after the next failure' });
+    assert.ok((retryDelays().at(-1) ?? Infinity) <= backoff.initialMs, `${retryDelays().at(-1)} ms: the delay started over`);
   }, { backoff });
 });
 
 test('with a resync interval, passes go on without any change of the view', async () => {
   // Without it a quiet view makes one pass (the first sync); each further pass here can only be a resync.
-  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc()], async ({ reconciler }) => {
-    await waitFor(() => passes(reconciler) >= 3, { description: 'two resyncs after the first pass' });
+  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc()], async ({ passes }) => {
+    await waitFor(() => passes().length >= 3, { description: 'two resyncs after the first pass' });
   }, { resyncIntervalMs: 50 });
 });
 
 test('a flapping shortcut makes few passes, and the slices end in the last state', async () => {
-  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc({ connected: false })], async ({ store, reconciler, addresses }) => {
-    await waitFor(() => passes(reconciler) >= 1);
+  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc({ connected: false })], async ({ passes, store, reconciler, addresses }) => {
+    await waitFor(() => passes().length >= 1);
     for (let i = 0; i < 50; i++) store.publishFccs([fcc({ connected: i % 2 === 0 })]);
-    await waitFor(() => reconciler.passes.length >= 2 && JSON.stringify(addresses('web')) === '[["10.63.0.7"]]');
+    await waitFor(() => passes().length >= 2 && JSON.stringify(addresses('web')) === '[["10.63.0.7"]]');
     reconciler.trigger('settle', 0);
-    await waitFor(() => passes(reconciler) >= 3);
-    assert.ok(passes(reconciler) <= 5, `${passes(reconciler)} passes for 50 flips`);
+    await waitFor(() => passes().length >= 3);
+    assert.ok(passes().length <= 5, `${passes().length} passes for 50 flips`);
   });
 });
 
 test('many slices are listed in pages and all converge', async () => {
   const slices = Array.from({ length: 120 }, (_, i): SliceSpec => ({ name: `s${i}`, addresses: [[`10.63.${i}.1`]] }));
-  await withController(slices, [fcc()], async ({ server, reconciler, patches }) => {
-    await waitFor(() => passes(reconciler) >= 1, { timeoutMs: 15_000 });
+  await withController(slices, [fcc()], async ({ passes, server, patches }) => {
+    await waitFor(() => passes().length >= 1, { timeoutMs: 15_000 });
     assert.equal(patches(), 120);
     const lists = server.requests.filter((r) => r.method === 'GET' && r.path.endsWith('/endpointslices') && !r.watch);
     assert.ok(lists.length >= 3, 'paged');
