@@ -2,12 +2,8 @@
 // A pair is only taken once the key matches the certificate, so a
 // half-written rotation (new cert, old key) keeps the previous pair until both halves are there.
 import { X509Certificate, createPrivateKey } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname } from 'node:path';
 import { errorMessage } from './util/errors.ts';
 import type { Logger } from './log.ts';
 import { ProblemLatch } from './util/problem-latch.ts';
@@ -104,24 +100,4 @@ export class CertificateWatcher {
   stop(): void {
     this.watching?.close();
   }
-}
-
-const DEV_CERTS = 'certs/out';
-const MAKE_CERTS = new URL('../certs/make-certs.sh', import.meta.url);
-
-/**
- * Without --tls-cert/--tls-key: the pair `npm start` made in certs/out, else one made now by certs/make-certs.sh in
- * a temporary folder. Only for trying the webhook out: clients must trust a CA nobody distributed.
- */
-export function developmentTls(logger: Logger): TlsFiles {
-  const existing = { cert: join(DEV_CERTS, 'tls.crt'), key: join(DEV_CERTS, 'tls.key') };
-  if (existsSync(existing.cert) && existsSync(existing.key)) {
-    logger.warn({ ...existing }, 'no --tls-cert/--tls-key: serving the development pair of certs/out');
-    return existing;
-  }
-  const out = mkdtempSync(join(tmpdir(), 'shortcut-webhook-tls-'));
-  execFileSync('bash', [fileURLToPath(MAKE_CERTS), '--out', out], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const made = { cert: join(out, 'tls.crt'), key: join(out, 'tls.key') };
-  logger.warn({ ...made, ca: join(out, 'ca.crt') }, 'no --tls-cert/--tls-key: serving a development pair made now');
-  return made;
 }

@@ -27,7 +27,7 @@ export interface AnnotationEdit {
 }
 
 /**
- * Why an address was left exactly as it came, neither changed nor flagged (SPEC §6 "say why nothing changed"):
+ * Why an address was left exactly as it came, neither changed nor flagged (SPEC §6: `--explain` names `hub-external`):
  * - `not-canonical`: not an address of the slice's family as the webhook writes them;
  * - `hub-external`: in the leaf's view of the hub's external CIDR (the slice's `offloading.liqo.io/origin`), where the
  *   hub's IPAM allocated it: its host part is not the pod's, so no shortcut can map it;

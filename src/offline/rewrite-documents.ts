@@ -21,7 +21,7 @@ export interface DocumentResult {
 }
 
 /** Why a slice was left alone: a SliceSkip, or a reason only a review has (such as its operation). */
-export interface LeftAlone { readonly skip: ReviewSkipReason; readonly detail: string }
+export interface LeftAlone { readonly skip: ReviewSkipReason | 'internal-error'; readonly detail: string }
 
 export interface SliceReport {
   readonly name: string;
@@ -55,7 +55,7 @@ function reviewDocument(name: string, value: JsonObject, snapshot: Snapshot, opt
   const outcome = reviewEndpointSlice(request, snapshot, { ...options, observe: (trace) => traces.push(trace) });
   const explained: SliceRewrite | LeftAlone = outcome.kind === 'patched' || outcome.kind === 'unchanged'
     ? outcome.rewrite
-    : { skip: outcome.kind === 'skipped' ? outcome.reason : 'malformed', detail: outcome.kind === 'skipped' ? outcome.detail : String(outcome.error) };
+    : { skip: outcome.kind === 'skipped' ? outcome.reason : 'internal-error', detail: outcome.kind === 'skipped' ? outcome.detail : String(outcome.error) };
   return {
     name,
     output: admissionResponse(request, outcome),
