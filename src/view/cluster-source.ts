@@ -96,11 +96,13 @@ export class ClusterShortcutSource {
           resource.publish(objects);
         },
         onListError: (status) => {
-          if ((status === 404 || status === 403) && !missing) {
+          if (status !== 404 && status !== 403) return 'unexpected';
+          if (!missing) {
             missing = true;
             logger.info({ status, resource: resource.plural }, resource.missing);
             resource.publishNone();
           }
+          return 'expected';
         },
         // An absent CRD is the normal case on some leaves: look again now and then, not in a tight loop.
         backoff: options.backoff ?? { initialMs: 5000, maxMs: 300_000 },

@@ -20,8 +20,11 @@ export interface ListWatchOptions {
   readonly onChange: (objects: ReadonlyMap<string, unknown>) => void;
   /** The source answered (a list, an event, a bookmark): the view is fresh even if nothing changed. */
   readonly onFresh?: () => void;
-  /** A list failed; the status says why (404: the resource is not served). */
-  readonly onListError?: (status: number | undefined) => void;
+  /**
+   * A list failed; the status says why (404: the resource is not served). `expected`: the owner has said what it
+   * means, so no warning is logged for it.
+   */
+  readonly onListError?: (status: number | undefined) => 'expected' | 'unexpected';
   /** Every watch restart after the first, for `view_watch_restarts_total`. */
   readonly onRestart?: () => void;
   readonly logger: Logger;
@@ -119,8 +122,8 @@ export class ListWatch {
           this.options.onChange(this.objects);
           this.options.onFresh?.();
         } catch (error) {
-          this.options.onListError?.(httpStatus(error));
-          this.problem(describeError(error), { during: 'list' });
+          // A failure the owner expects (a CRD this cluster does not have) is its to report, not a problem to warn of.
+          if (this.options.onListError?.(httpStatus(error)) !== 'expected') this.problem(describeError(error), { during: 'list' });
           this.firstAttemptDone();
           await this.sleep(this.backoff.next());
           continue;

@@ -7,6 +7,7 @@ import { ClusterShortcutSource } from '../../src/view/cluster-source.ts';
 import { SnapshotStore } from '../../src/view/shortcut-view.ts';
 import { configurationObject, connectionObject, fccObject, type FccSpec } from '../support/builders.ts';
 import { startKubeApiServer, type KubeApiServer } from '../support/kube-api-server.ts';
+import { recordingLogger } from '../support/recording-logger.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 const FAST = { initialMs: 10, maxMs: 50 };
@@ -278,18 +279,23 @@ test('without the Configuration CRD the view syncs and no pair is local-overlap'
   }, { seed: [{ aPod: '10.200.0.0/16', aRemapped: '10.201.0.0/16' }], withoutConfigurations: true });
 });
 
-test('a Configuration forbidden to read (403) is handled like an absent one', async () => {
+test('a Configuration forbidden to read (403) is handled like an absent one, said once and not as a problem', async () => {
   const server = await startKubeApiServer();
   server.failNext({ method: 'GET', pathIncludes: '/configurations', watch: false, count: 1000 }, 403);
   await server.create(fccObject({ aPod: '10.200.0.0/16', aRemapped: '10.201.0.0/16' }));
   await server.create(configurationObject({ peer: 'cluster1' }));
   const store = new SnapshotStore();
   const config = await configFor(server);
-  const source = new ClusterShortcutSource({ store, logger: createLogger('silent'), shortcutsConfig: config, namespace: undefined, localConfig: config, backoff: FAST });
+  const { logger, records } = recordingLogger();
+  const source = new ClusterShortcutSource({ store, logger, shortcutsConfig: config, namespace: undefined, localConfig: config, backoff: FAST });
   try {
     await source.start();
     await waitFor(() => usable(store).join() === 'liqo/cluster2-cluster3:usable');
     assert.equal(store.current().views.configurations.length, 0);
+    await waitFor(() => server.requests.filter((r) => r.path.endsWith('/configurations') && r.status === 403).length >= 2,
+      { description: 'a second refused list' });
+    const aboutConfigurations = records.filter((r) => JSON.stringify(r).includes('configurations'));
+    assert.deepEqual(aboutConfigurations.map((r) => r.level), ['info'], 'one info line, no warning');
   } finally {
     await source.stop();
     await server.close();
