@@ -92,7 +92,7 @@ export function decodeConfiguration(object: JsonObject, fallbackName = ''): Liqo
   };
 }
 
-function byRef(a: LiqoConfiguration, b: LiqoConfiguration): number {
+function byRef(a: { readonly ref: string }, b: { readonly ref: string }): number {
   return a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0;
 }
 
@@ -131,7 +131,7 @@ export function tunnelStates(connections: Iterable<unknown>): TunnelStates {
   }
   const states = new Map<string, string>();
   for (const [peer, list] of byPeer) {
-    const down = list.filter((entry) => entry.value !== TUNNEL_CONNECTED).sort((x, y) => (x.ref < y.ref ? -1 : x.ref > y.ref ? 1 : 0));
+    const down = list.filter((entry) => entry.value !== TUNNEL_CONNECTED).sort(byRef);
     states.set(peer, down[0]?.value ?? TUNNEL_CONNECTED);
   }
   return states;

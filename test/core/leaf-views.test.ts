@@ -2,7 +2,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseCidr, type Cidr } from '../../src/core/cidr.ts';
-import { decodeConfiguration, leafViews, localOverlap, sameConfigurations, tunnelStates } from '../../src/core/leaf-views.ts';
+import {
+  decodeConfiguration, isConfigurationObject, isConnectionObject, leafViews, localOverlap, sameConfigurations, tunnelStates,
+} from '../../src/core/leaf-views.ts';
 import { configurationObject, connectionObject } from '../support/builders.ts';
 
 function cidr(text: string): Cidr {
@@ -100,4 +102,57 @@ test('a Configuration without the peer label guards its views against every pair
 test('the leaf\'s view of a cluster\'s external CIDR is found by the cluster\'s ID', () => {
   assert.deepEqual(texts(views.externalOf('cluster1')), ['10.71.0.0/16']);
   assert.deepEqual(views.externalOf('cluster9'), []);
+});
+
+test('only Liqo networking objects of the right kind are taken for Configurations and Connections', () => {
+  const configuration = configurationObject({ peer: 'cluster1' });
+  const connection = connectionObject('cluster3', 'Connected');
+  assert.deepEqual([isConfigurationObject(configuration), isConnectionObject(configuration)], [true, false]);
+  assert.deepEqual([isConfigurationObject(connection), isConnectionObject(connection)], [false, true]);
+  // Another group's kind of the same name, a missing apiVersion, or not an object at all, is not Liqo's.
+  assert.equal(isConfigurationObject({ ...configuration, apiVersion: 'config.example.io/v1' }), false);
+  assert.equal(isConfigurationObject({ ...configuration, apiVersion: 'xnetworking.liqo.io/v1beta1' }), false);
+  const { apiVersion: _apiVersion, ...withoutApiVersion } = connection;
+  assert.equal(isConnectionObject(withoutApiVersion), false);
+  assert.equal(isConnectionObject('Connection'), false);
+});
+
+test('entries of a CIDR list that are not strings are dropped', () => {
+  const configuration = decodeConfiguration(configurationObject({ peer: 'cluster1' }));
+  const object = configurationObject({ peer: 'cluster1' });
+  const odd = decodeConfiguration({ ...object, status: { remote: { cidr: { pod: [42, null, '10.200.0.0/16'], external: 7 } } } });
+  assert.deepEqual(texts(odd.remotePod), texts(configuration.remotePod));
+  assert.deepEqual(odd.remoteExternal, []);
+});
+
+test('a Configuration is named namespace/name, by name alone without a namespace, and by the fallback without either', () => {
+  assert.equal(decodeConfiguration({ kind: 'Configuration', metadata: { name: 'c' } }).ref, 'c');
+  assert.equal(decodeConfiguration({ kind: 'Configuration', metadata: { namespace: 'ns' } }, 'file.yaml#2').ref, 'ns/file.yaml#2');
+  assert.equal(decodeConfiguration({ kind: 'Configuration' }, 'file.yaml#3').ref, 'file.yaml#3');
+  assert.equal(decodeConfiguration({ kind: 'Configuration' }).ref, '');
+});
+
+test('Configurations differ when any field read differs: name, peer, or any of the three CIDR lists', () => {
+  const base = configurationObject({ peer: 'cluster1' });
+  const a = decodeConfiguration(base);
+  const variants = [
+    { ...base, metadata: { ...(base.metadata as object), name: 'other' } },
+    { ...base, metadata: { ...(base.metadata as object), labels: { 'liqo.io/remote-cluster-id': 'cluster9' } } },
+    configurationObject({ peer: 'cluster1', localPod: ['10.60.0.0/16', '10.61.0.0/16'] }),
+    configurationObject({ peer: 'cluster1', localPod: '10.62.0.0/16' }),
+    configurationObject({ peer: 'cluster1', remotePodView: ['10.200.0.0/16', '10.202.0.0/16'] }),
+    configurationObject({ peer: 'cluster1', remoteExternalView: '10.79.0.0/16' }),
+    configurationObject({ peer: 'cluster1', remoteExternalView: [] }),
+  ];
+  for (const [i, variant] of variants.entries()) {
+    assert.equal(sameConfigurations([a], [decodeConfiguration(variant)]), false, `variant ${i}`);
+  }
+  assert.equal(sameConfigurations([], []), true);
+});
+
+test('with three Connections down listed in reverse order, the first by namespace/name decides', () => {
+  const down = [connectionObject('cluster3', 'Error', 'gw-c'), connectionObject('cluster3', 'Connecting', 'gw-b'),
+    connectionObject('cluster3', 'Pending', 'gw-a')];
+  assert.equal(tunnelStates(down).get('cluster3'), 'Pending');
+  assert.equal(tunnelStates([...down].reverse()).get('cluster3'), 'Pending');
 });
