@@ -48,14 +48,19 @@ export function parseCidr(text: string): Cidr | undefined {
     : block(ipv4, 'IPv4', addressText, prefixText);
 }
 
+/** True when `value` (an address of the block's family, as an integer) lies inside the block. */
+export function within<V extends number | bigint>(block: { readonly network: V; readonly last: V }, value: V): boolean {
+  return value >= block.network && value <= block.last;
+}
+
 /** True when `text` is a canonical address of the block's family inside it. */
 export function containsAddress(cidr: Cidr, text: string): boolean {
   if (cidr.family === 'IPv4') {
     const value = ipv4.parseCanonical(text);
-    return value !== undefined && value >= cidr.network && value <= cidr.last;
+    return value !== undefined && within(cidr, value);
   }
   const value = ipv6.parseCanonical(text);
-  return value !== undefined && value >= cidr.network && value <= cidr.last;
+  return value !== undefined && within(cidr, value);
 }
 
 export function overlaps(a: Cidr, b: Cidr): boolean {

@@ -6,7 +6,7 @@
 import { overlaps, parseCidr, type Cidr } from './cidr.ts';
 import { FCC_GROUP } from './fcc.ts';
 import { field, isArray, isObject, objectAt, stringField, type JsonObject } from './json.ts';
-import { namespacedName } from './object-name.ts';
+import { byRef, namespacedName } from './object-name.ts';
 
 export const CONFIGURATION_KIND = 'Configuration';
 export const CONFIGURATION_PLURAL = 'configurations';
@@ -92,10 +92,6 @@ export function decodeConfiguration(object: JsonObject, fallbackName = ''): Liqo
   };
 }
 
-function byRef(a: { readonly ref: string }, b: { readonly ref: string }): number {
-  return a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0;
-}
-
 function sameCidrs(a: readonly Cidr[], b: readonly Cidr[]): boolean {
   return a.length === b.length && a.every((cidr, i) => cidr.text === b[i]?.text);
 }
@@ -135,6 +131,11 @@ export function tunnelStates(connections: Iterable<unknown>): TunnelStates {
     states.set(peer, down[0]?.value ?? TUNNEL_CONNECTED);
   }
   return states;
+}
+
+/** The tunnel states by peer cluster ID, in ID order: how `/debug/pairs` and `--explain` list them. */
+export function sortedTunnels(tunnels: TunnelStates): [peer: string, state: string][] {
+  return [...tunnels].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 /** What the leaf's Configurations forbid a pair's source to touch, gathered once per snapshot. */

@@ -3,7 +3,7 @@ import {
   isSkip, ORIGINAL_ADDRESSES_ANNOTATION, readReflectedSlice, SHORTCUT_ADDRESSES_ANNOTATION,
   type ReflectedSlice, type SliceOptions, type SliceSkip,
 } from './endpoint-slice.ts';
-import type { Cidr } from './cidr.ts';
+import { within, type Cidr } from './cidr.ts';
 import { ipv4, ipv6, type AddressCodec } from './ip.ts';
 import { field, isArray, isObject, type Json, type JsonObject } from './json.ts';
 import type { FamilyIndex } from './pair-index.ts';
@@ -149,11 +149,6 @@ interface UntouchedContext<V> {
   readonly hubExternal: readonly { readonly network: V; readonly last: V }[];
 }
 
-function inBlocks<V extends number | bigint>(blocks: readonly { readonly network: V; readonly last: V }[], value: V): boolean {
-  for (const block of blocks) if (value >= block.network && value <= block.last) return true;
-  return false;
-}
-
 function rewriteFamily<V extends number | bigint>(
   slice: ReflectedSlice, codec: AddressCodec<V>, index: FamilyIndex<V>, context: UntouchedContext<V>, observe: TraceObserver | undefined,
 ): SliceRewrite | SliceSkip {
@@ -208,7 +203,7 @@ function rewriteFamily<V extends number | bigint>(
       // Left as it came: counted by reason. Without the leaf's views (the common case) that is one increment.
       let external = false;
       if (!isFlagged && output === input) {
-        if (externals.length > 0) external = inBlocks(externals, inputValue);
+        if (externals.length > 0) external = externals.some((block) => within(block, inputValue));
         if (external) hubExternal++; else unmatched++;
       }
       if (observe !== undefined) {

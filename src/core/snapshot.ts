@@ -1,6 +1,7 @@
 // The immutable view a request reads: every FCC, evaluated per local cluster on first use and kept with the snapshot.
 import type { ForeignClusterConnection } from './fcc.ts';
 import { leafViews, type LeafViews, type LiqoConfiguration, type TunnelStates } from './leaf-views.ts';
+import { byRef } from './object-name.ts';
 import { indexPairs, type PairIndex } from './pair-index.ts';
 import { evaluatePairs, notThisCluster, type PairState, type ShortcutPair } from './pairs.ts';
 
@@ -31,10 +32,6 @@ export interface SnapshotInput {
   readonly fccs: readonly ForeignClusterConnection[];
   readonly tunnels?: TunnelStates;
   readonly configurations?: readonly LiqoConfiguration[];
-}
-
-function byRef(a: ForeignClusterConnection, b: ForeignClusterConnection): number {
-  return a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0;
 }
 
 /** The view of a cluster no FCC names: no states, no pairs. */

@@ -1,6 +1,7 @@
 // `rewrite --explain`: plain-text tables a person reads next to `kubectl get`, one per slice, then FCC states.
 import { containsAddress, type Cidr } from '../core/cidr.ts';
 import type { ForeignClusterConnection } from '../core/fcc.ts';
+import { sortedTunnels } from '../core/leaf-views.ts';
 import { localClusters } from '../core/local-clusters.ts';
 import { describeState, hubPrefixFor, type PairState } from '../core/pairs.ts';
 import type { AddressTrace } from '../core/rewrite.ts';
@@ -41,7 +42,7 @@ function leafTables(snapshot: Snapshot): string[] {
   }
   if (snapshot.tunnels.size > 0) {
     lines.push('', 'Liqo Connections of the leaf (a shortcut is used only while all of its peer\'s are Connected):', ...table(
-      ['PEER', 'STATE'], [...snapshot.tunnels].sort(([a], [b]) => (a < b ? -1 : 1)).map(([peer, state]) => [peer, state || '(no status)']),
+      ['PEER', 'STATE'], sortedTunnels(snapshot.tunnels).map(([peer, state]) => [peer, state || '(no status)']),
     ));
   }
   return lines;

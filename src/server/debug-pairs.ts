@@ -1,5 +1,6 @@
 // The body of /debug/pairs: what the snapshot makes of every FCC, per local cluster, as JSON.
 import type { Cidr } from '../core/cidr.ts';
+import { sortedTunnels } from '../core/leaf-views.ts';
 import { localClusters, statesOf, viewNotes } from '../core/local-clusters.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 
@@ -53,7 +54,7 @@ export function debugPairs({ snapshot, clusterId, synced, lastSync }: DebugPairs
       };
     }),
     leaf: {
-      connections: Object.fromEntries([...snapshot.tunnels].sort(([a], [b]) => (a < b ? -1 : 1))),
+      connections: Object.fromEntries(sortedTunnels(snapshot.tunnels)),
       configurations: snapshot.views.configurations.map((c) => ({
         configuration: c.ref, peer: c.remoteCluster ?? null,
         ownPodCIDRs: texts(c.localPod), peerPodCIDRs: texts(c.remotePod), peerExternalCIDRs: texts(c.remoteExternal),
