@@ -8,6 +8,8 @@ import { localClusters, localStates, viewNotes } from './core/local-clusters.ts'
 import { pairChanges } from './core/pair-changes.ts';
 import { describeState, type PairState } from './core/pairs.ts';
 import type { Snapshot } from './core/snapshot.ts';
+import type { LeaderElector } from './controller/leader.ts';
+import type { SliceReconciler } from './controller/reconciler.ts';
 import type { KubeAccess } from './kube/client.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Metrics } from './metrics.ts';
@@ -15,6 +17,7 @@ import { trackDrain } from './server/drain.ts';
 import { developmentTls } from './dev-tls.ts';
 import { CertificateWatcher, secureContextOptions } from './tls.ts';
 import { errorMessage } from './util/errors.ts';
+import type { ClusterShortcutSource } from './view/cluster-source.ts';
 import { FileShortcutSource } from './view/file-source.ts';
 import { SnapshotStore } from './view/shortcut-view.ts';
 
@@ -152,7 +155,8 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
     return EXIT_INVALID_INPUT;
   }
   const clusterMode = config.source === 'cluster' && shortcuts !== undefined;
-  let source: { start(): Promise<void>; stop(): Promise<void> };
+  // Types only: the cluster-mode classes are imported where they are built, so file mode never loads the client.
+  let source: ClusterShortcutSource | FileShortcutSource;
   if (clusterMode) {
     const { ClusterShortcutSource } = await import('./view/cluster-source.ts');
     source = new ClusterShortcutSource({
@@ -164,8 +168,8 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
     source = new FileShortcutSource({ paths: config.shortcuts, store, logger });
     logger.info({ paths: config.shortcuts }, 'reading ForeignClusterConnections from files');
   }
-  let controller: { start(): void; stop(): Promise<void>; trigger(reason: string, delayMs: number): void } | undefined;
-  let elector: { start(): void; stop(): Promise<void> } | undefined;
+  let controller: SliceReconciler | undefined;
+  let elector: LeaderElector | undefined;
   if (!config.controller) logger.info('controller off (--no-controller)');
   else if (local === undefined) logger.info('controller off: no local cluster API to reconcile stored slices with (file mode without --kubeconfig)');
   else {
