@@ -232,7 +232,8 @@ export function assertHardenedDeployment(deployment: KubeObject, options: { read
 export function expectedLeafGrants(options: { readonly fccInCluster: boolean }): Record<string, string[]> {
   return {
     ...(options.fccInCluster ? { 'networking.liqo.io/foreignclusterconnections': ['get', 'list', 'watch'] } : {}),
-    'networking.liqo.io/connections': ['get', 'list', 'watch'],
+    // Connections are only watched (tunnel liveness); nothing reads one by name.
+    'networking.liqo.io/connections': ['list', 'watch'],
     'networking.liqo.io/configurations': ['list', 'watch'],
     'discovery.k8s.io/endpointslices': ['get', 'list', 'patch', 'watch'],
   };
