@@ -270,7 +270,7 @@ describe('manifests/hub/', () => {
   test('gives one ServiceAccount read-only access to FCCs and nothing else', () => {
     const role = only(hubObjects, 'ClusterRole');
     assertNoWildcards(role);
-    assert.deepEqual(grants(role), { 'networking.liqo.io/foreignclusterconnections': ['get', 'list', 'watch'] });
+    assert.deepEqual(grants(role), { 'networking.liqo.io/foreignclusterconnections': ['list', 'watch'] });
     const binding = only(hubObjects, 'ClusterRoleBinding');
     assert.equal(at(binding, 'roleRef.name'), role.metadata.name);
     const account = only(hubObjects, 'ServiceAccount');

@@ -419,7 +419,8 @@ describe(`shortcut-webhook on a real Kubernetes ${kubernetesVersion()} control p
     let viaHub: RunningServer | undefined;
     try {
       assert.equal((await reader.request('GET', '/apis/networking.liqo.io/v1beta1/foreignclusterconnections')).status, 200);
-      for (const path of [SLICES, '/api/v1/namespaces/shortcut-webhook/secrets', CONNECTION_PATH]) {
+      // List and watch are all the webhook uses: not even one FCC by name.
+      for (const path of [SLICES, '/api/v1/namespaces/shortcut-webhook/secrets', CONNECTION_PATH, '/apis/networking.liqo.io/v1beta1/namespaces/liqo/foreignclusterconnections/cluster2-cluster3']) {
         assert.equal((await reader.request('GET', path)).status, 403, `the hub reader may not read ${path}`);
       }
       viaHub = await startServer(['--tls-cert', join(tlsVolume, 'tls.crt'), '--tls-key', join(tlsVolume, 'tls.key'), '--no-controller',

@@ -231,8 +231,8 @@ export function assertHardenedDeployment(deployment: KubeObject, options: { read
 /** Least privilege for the leaf: exactly these grants, no wildcard (SPEC §7 and the brief). */
 export function expectedLeafGrants(options: { readonly fccInCluster: boolean }): Record<string, string[]> {
   return {
-    ...(options.fccInCluster ? { 'networking.liqo.io/foreignclusterconnections': ['get', 'list', 'watch'] } : {}),
-    // Connections are only watched (tunnel liveness); nothing reads one by name.
+    // FCCs and Connections are only listed and watched; nothing reads one by name.
+    ...(options.fccInCluster ? { 'networking.liqo.io/foreignclusterconnections': ['list', 'watch'] } : {}),
     'networking.liqo.io/connections': ['list', 'watch'],
     'networking.liqo.io/configurations': ['list', 'watch'],
     'discovery.k8s.io/endpointslices': ['get', 'list', 'patch', 'watch'],
