@@ -67,10 +67,7 @@ export class FileShortcutSource {
     const { value } = loaded;
     this.fingerprint = value.fingerprint;
     for (const note of value.ignored) logger.warn({ document: note }, 'ignored a document in the shortcut files');
-    // The leaf's Liqo objects first, so the snapshot the FCCs make (and sync) is already the whole view.
-    store.publishTunnels(value.tunnels);
-    store.publishConfigurations(value.configurations);
-    const snapshot = store.publishFccs(value.fccs);
+    const snapshot = store.publish({ fccs: value.fccs, tunnels: value.tunnels, configurations: value.configurations });
     logger.info({ version: snapshot.version, fccs: snapshot.fccs.length, tunnels: value.tunnels.size,
       configurations: value.configurations.length, files: value.files.length }, 'shortcut view loaded from files');
   }

@@ -17,6 +17,13 @@ export interface ShortcutView {
 
 export type Clock = () => number;
 
+/** What a snapshot is built from, each part from its own source (or all three from the files). */
+export interface ViewParts {
+  readonly fccs: readonly ForeignClusterConnection[];
+  readonly tunnels: TunnelStates;
+  readonly configurations: readonly LiqoConfiguration[];
+}
+
 function sameFccs(a: readonly ForeignClusterConnection[], b: readonly ForeignClusterConnection[]): boolean {
   if (a.length !== b.length) return false;
   return a.every((fcc, i) => {
@@ -65,12 +72,7 @@ export class SnapshotStore implements ShortcutView {
    * controller and re-evaluate every pair for nothing.
    */
   publishFccs(fccs: readonly ForeignClusterConnection[]): Snapshot {
-    const first = !this.synced;
-    this.confirm();
-    // The first list is published even when empty: listeners learn the view's first state from it.
-    if (!first && sameFccs(fccs, this.fccs)) return this.snapshot;
-    this.fccs = fccs;
-    return this.rebuild();
+    return this.publish({ fccs });
   }
 
   /**
@@ -78,9 +80,7 @@ export class SnapshotStore implements ShortcutView {
    * (a Connection's latency or its other fields moved) keep the current snapshot.
    */
   publishTunnels(tunnels: TunnelStates): Snapshot {
-    if (sameTunnels(tunnels, this.tunnels)) return this.snapshot;
-    this.tunnels = tunnels;
-    return this.rebuild();
+    return this.publish({ tunnels });
   }
 
   /**
@@ -88,9 +88,31 @@ export class SnapshotStore implements ShortcutView {
    * synced, and unchanged ones (a condition's timestamp moved) keep the current snapshot.
    */
   publishConfigurations(configurations: readonly LiqoConfiguration[]): Snapshot {
-    if (sameConfigurations(configurations, this.configurations)) return this.snapshot;
-    this.configurations = configurations;
-    return this.rebuild();
+    return this.publish({ configurations });
+  }
+
+  /**
+   * Any of the view's parts at once, in one rebuild: a source that reads them together (the files) must not show
+   * listeners the new Liqo objects beside the old FCCs, a state that never existed, logged and counted as a change.
+   * FCCs make the view synced; the first FCC list is published even when empty, so listeners learn the first state.
+   */
+  publish(parts: Partial<ViewParts>): Snapshot {
+    const first = parts.fccs !== undefined && !this.synced;
+    if (parts.fccs !== undefined) this.confirm();
+    let changed = false;
+    if (parts.fccs !== undefined && !sameFccs(parts.fccs, this.fccs)) {
+      this.fccs = parts.fccs;
+      changed = true;
+    }
+    if (parts.tunnels !== undefined && !sameTunnels(parts.tunnels, this.tunnels)) {
+      this.tunnels = parts.tunnels;
+      changed = true;
+    }
+    if (parts.configurations !== undefined && !sameConfigurations(parts.configurations, this.configurations)) {
+      this.configurations = parts.configurations;
+      changed = true;
+    }
+    return changed || first ? this.rebuild() : this.snapshot;
   }
 
   /** The source was read and matched the view: nothing to rebuild, but the view is fresh. */

@@ -123,3 +123,25 @@ test('Connections and Configurations in the files take part as they do in cluste
     assert.equal(store.current().views.configurations.length, 0);
   });
 });
+
+test('an edit of FCCs and Liqo objects together is one new snapshot: listeners never see new Connections with old FCCs', async () => {
+  const list = (...items: object[]) => stringify({ apiVersion: 'v1', kind: 'List', items, metadata: { resourceVersion: '' } });
+  await withFileSource({
+    paths: (dir) => [fccFile(dir)],
+    prepare: (dir) => writeFileSync(fccFile(dir), list(fccObject(), connectionObject('cluster3', 'Connected'))),
+    pollIntervalMs: 60_000,
+  }, async ({ dir, store, source }) => {
+    const seen: { fccs: number; tunnels: number; configurations: number }[] = [];
+    store.subscribe((snapshot) => seen.push({
+      fccs: snapshot.fccs.length, tunnels: snapshot.tunnels.size, configurations: snapshot.views.configurations.length,
+    }));
+    writeFileSync(fccFile(dir), list(fccObject(), fccObject({ name: 'second', b: 'cluster4' }),
+      connectionObject('cluster3', 'Connected'), connectionObject('cluster4', 'Connected'), configurationObject({ peer: 'cluster1' })));
+    await source.reload();
+    assert.deepEqual(seen, [{ fccs: 2, tunnels: 2, configurations: 1 }]);
+    writeFileSync(fccFile(dir), list(fccObject()));
+    await source.reload();
+    assert.deepEqual(seen.at(-1), { fccs: 1, tunnels: 0, configurations: 0 });
+    assert.equal(seen.length, 2);
+  });
+});
