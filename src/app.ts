@@ -32,8 +32,10 @@ export type WebhookApp = AnyFastify<Http2SecureServer>;
  */
 const HTTP2_WINDOW_BYTES = 1024 * 1024;
 
-export interface WebhookAppOptions extends AdmissionRouteOptions {
+export interface WebhookAppOptions extends Omit<AdmissionRouteOptions, 'elapsedMs'> {
   readonly tls: TlsMaterial;
+  /** Milliseconds on a monotonic clock, for the `?timeout=` budget and the duration metric; a test passes its own. */
+  readonly clock?: () => number;
 }
 
 function statusOf(error: FastifyError): number {
@@ -61,13 +63,25 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
     return503OnClosing: true,
   });
   app.server.on('session', (session) => session.setLocalWindowSize(HTTP2_WINDOW_BYTES));
+  // One arrival stamp per request, on one clock, for reviews and refusals alike: a review's budget runs from its
+  // headers, body upload included, and both kinds land in the same duration histogram.
+  const clock = options.clock ?? (() => performance.now());
+  const arrived = new WeakMap<object, number>();
+  app.addHook('onRequest', (request, _reply, done) => {
+    arrived.set(request, clock());
+    done();
+  });
+  const elapsedMs = (request: object): number => {
+    const now = clock();
+    return now - (arrived.get(request) ?? now);
+  };
   // One JSON.parse of the whole body, as the API server sent it: invalid JSON anywhere (oldObject included) is a 400.
   // Reviews are never merged into prototypes (fields are read with Object.hasOwn, and JSON.parse makes `__proto__`
   // an own property), so fastify's prototype-poisoning scan would only turn legitimate `__proto__` keys into refusals.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     try {
-      done(null, JSON.parse(typeof body === 'string' ? body : body.toString('utf8')));
+      done(null, JSON.parse(body.toString()));
     } catch (error) {
       done(Object.assign(new Error(`body is not valid JSON: ${errorMessage(error)}`), { statusCode: 400 }), undefined);
     }
@@ -80,7 +94,7 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
         : error.message;
     if (status >= 500) options.logger.error({ err: error.message }, 'webhook request failed');
     else {
-      options.metrics.observeRefused(reply.elapsedTime / 1000);
+      options.metrics.observeRefused(elapsedMs(request) / 1000);
       options.logger.warn({ status, err: message }, 'request refused');
     }
     // fastify asks for the connection to be closed after a body it could not parse; closing while the client is still
@@ -90,7 +104,7 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
     return reply.code(status).send({ message });
   });
   app.setNotFoundHandler((request, reply) => reply.code(404).send({ message: `no route ${request.method} ${request.url}` }));
-  admissionRoute(app, options);
+  admissionRoute(app, { ...options, elapsedMs });
   return app;
 }
 

@@ -31,8 +31,8 @@ export interface AdmissionRouteOptions {
   readonly metrics: Metrics;
   readonly logger: Logger;
   readonly clusterId: string | undefined;
-  /** Milliseconds on a monotonic clock, for the `?timeout=` budget and the duration metric; a test passes its own. */
-  readonly clock?: () => number;
+  /** Milliseconds since the request's headers arrived (the app stamps every request): budget and duration run from then. */
+  readonly elapsedMs: (request: object) => number;
 }
 
 /** What is left of the API server's `?timeout=` once this share is kept back for the answer to travel. */
@@ -94,24 +94,16 @@ function logOutcome(logger: Logger, request: AdmissionRequest, outcome: ReviewOu
 
 export function admissionRoute<S extends RawServerBase>(app: AnyFastify<S>, options: AdmissionRouteOptions): void {
   const budgetMs = budgets();
-  const clock = options.clock ?? (() => performance.now());
-  /** When each review's headers arrived: its budget runs from then, body upload included. */
-  const arrived = new WeakMap<object, number>();
-  const onRequest = (request: object, _reply: unknown, done: () => void) => {
-    arrived.set(request, clock());
-    done();
-  };
-  app.post(ADMISSION_PATH, { onRequest }, async (request, reply) => {
-    const since = arrived.get(request) ?? clock();
+  app.post(ADMISSION_PATH, async (request, reply) => {
     const decoded = decodeReview(request.body);
     // Refused like every other bad body: the app's error handler counts, logs and answers.
     if (!decoded.ok) throw Object.assign(new Error(`malformed AdmissionReview: ${decoded.message}`), { statusCode: 400 });
     const admission = decoded.value;
     const budget = budgetMs(request.query);
-    let outcome = options.view.isSynced() ? deadline(clock() - since, budget) ?? review(admission, options) : NOT_SYNCED;
+    let outcome = options.view.isSynced() ? deadline(options.elapsedMs(request), budget) ?? review(admission, options) : NOT_SYNCED;
     // Checked again after the work: a patch the API server has stopped waiting for helps nobody.
-    if (outcome.kind === 'patched') outcome = deadline(clock() - since, budget) ?? outcome;
-    const elapsed = clock() - since;
+    if (outcome.kind === 'patched') outcome = deadline(options.elapsedMs(request), budget) ?? outcome;
+    const elapsed = options.elapsedMs(request);
     options.metrics.observeReview(admission.operation, outcome, elapsed / 1000);
     logOutcome(options.logger, admission, outcome, elapsed);
     return reply.code(200).send(admissionResponse(admission, outcome));

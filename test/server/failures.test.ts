@@ -161,3 +161,20 @@ test('before the first sync of the view, reviews are allowed unpatched rather th
     await app.close();
   }
 });
+
+test('a refused body is timed on the app\'s clock from its arrival, like a review', async () => {
+  // Every read of this clock is 3 ms after the previous one: arrival, then the refusal.
+  const clock = new (class extends TestClock {
+    override readonly read = (): number => (this.now += 3);
+  })();
+  const { app, metrics, url } = await start(new SnapshotStore(), clock);
+  try {
+    const answer = await post1(url, certs.ca, '{"apiVersion":', {});
+    assert.equal(answer.status, 400);
+    const text = await metrics.registry.metrics();
+    assert.match(text, /^shortcut_webhook_admission_duration_seconds_sum 0\.003$/m);
+    assert.match(text, /admission_requests_total\{operation="unknown",result="error"\} 1/);
+  } finally {
+    await app.close();
+  }
+});
