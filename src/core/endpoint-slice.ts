@@ -80,11 +80,13 @@ export function readReflectedSlice(object: unknown, options: SliceOptions = {}):
   }
   const metadata = objectField(object, 'metadata');
   if (metadata === undefined) return skip('malformed', 'metadata is missing or not an object');
-  const labels = field(metadata, 'labels');
-  if (labels !== undefined && labels !== null && !isObject(labels)) return skip('malformed', 'metadata.labels is not an object');
-  const manager = isObject(labels) ? stringField(labels, MANAGED_BY_LABEL) : undefined;
+  const labelField = field(metadata, 'labels');
+  if (labelField !== undefined && labelField !== null && !isObject(labelField)) return skip('malformed', 'metadata.labels is not an object');
+  // Absent and null read as no labels at all.
+  const label = (key: string): string | undefined => (isObject(labelField) ? stringField(labelField, key) : undefined);
+  const manager = label(MANAGED_BY_LABEL);
   if (manager !== REFLECTION_MANAGER) return skip('not-reflected', `${MANAGED_BY_LABEL} is ${manager ?? 'unset'}`);
-  if (isObject(labels) && stringField(labels, INDIRECT_SLICE_LABEL) === 'true') {
+  if (label(INDIRECT_SLICE_LABEL) === 'true') {
     return skip('indirect-slice', `${INDIRECT_SLICE_LABEL} is "true": Liqo's failover path through the hub`);
   }
   const addressType = stringField(object, 'addressType');
@@ -97,13 +99,13 @@ export function readReflectedSlice(object: unknown, options: SliceOptions = {}):
   }
   const endpoints = field(object, 'endpoints');
   if (endpoints !== undefined && endpoints !== null && !isArray(endpoints)) return skip('malformed', 'endpoints is not an array');
-  const clusterId = (isObject(labels) ? stringField(labels, DESTINATION_LABEL) : undefined) || options.clusterId;
+  const clusterId = label(DESTINATION_LABEL) || options.clusterId;
   if (!clusterId) return skip('unknown-cluster', `no ${DESTINATION_LABEL} label and no --cluster-id`);
   return {
     object,
     family: addressType,
     clusterId,
-    origin: (isObject(labels) ? stringField(labels, ORIGIN_LABEL) : undefined) || undefined,
+    origin: label(ORIGIN_LABEL) || undefined,
     annotations: isObject(annotations) ? annotations : undefined,
     endpoints: isArray(endpoints) ? endpoints : [],
   };

@@ -1,7 +1,7 @@
 // The shortcut operator's ForeignClusterConnection (the record of a leaf-to-leaf shortcut, kept on the hub), decoded
 // from untrusted JSON.
 import { field, isObject, objectAt, stringField, type JsonObject } from './json.ts';
-import { namespacedName } from './object-name.ts';
+import { refOf } from './object-name.ts';
 
 export const FCC_GROUP = 'networking.liqo.io';
 export const FCC_VERSION = 'v1beta1';
@@ -25,9 +25,14 @@ export interface ForeignClusterConnection {
   readonly sideB: SideNetworking | undefined;
 }
 
-export function isFccObject(value: unknown): value is JsonObject {
-  return isObject(value) && stringField(value, 'kind') === FCC_KIND
+/** An object of Liqo's networking API group of this kind, in any version. */
+export function isLiqoNetworkingObject(value: unknown, kind: string): value is JsonObject {
+  return isObject(value) && stringField(value, 'kind') === kind
     && (stringField(value, 'apiVersion') ?? '').startsWith(`${FCC_GROUP}/`);
+}
+
+export function isFccObject(value: unknown): value is JsonObject {
+  return isLiqoNetworkingObject(value, FCC_KIND);
 }
 
 function side(status: JsonObject | undefined, key: string): SideNetworking | undefined {
@@ -41,13 +46,10 @@ function side(status: JsonObject | undefined, key: string): SideNetworking | und
  * reason later (not-this-cluster, not-connected, invalid-cidr) instead of an error here.
  */
 export function decodeFcc(object: JsonObject, fallbackName = ''): ForeignClusterConnection {
-  const metadata = objectAt(object, 'metadata');
   const spec = objectAt(object, 'spec');
   const status = objectAt(object, 'status');
-  const namespace = (metadata && stringField(metadata, 'namespace')) || '';
-  const name = (metadata && stringField(metadata, 'name')) || fallbackName;
   return {
-    ref: namespacedName(namespace, name),
+    ref: refOf(object, fallbackName),
     clusterA: spec && nonEmpty(stringField(spec, 'foreignClusterA')),
     clusterB: spec && nonEmpty(stringField(spec, 'foreignClusterB')),
     isConnected: status !== undefined && field(status, 'isConnected') === true,

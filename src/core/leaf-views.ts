@@ -3,10 +3,10 @@
 // Shapes from liqotech/liqo apis/networking/v1beta1/{configuration,connection}_types.go (v1.2.0 e9f4428d, master
 // 557c199c): `cidr.pod` and `cidr.external` are lists since v1.0 (baee6830); a single string, as older objects and
 // hand-written files hold, is read as a list of one.
-import { overlaps, parseCidr, type Cidr } from './cidr.ts';
-import { FCC_GROUP } from './fcc.ts';
+import { overlaps, parseCidr, type Cidr, type Ipv4Cidr, type Ipv6Cidr } from './cidr.ts';
+import { isLiqoNetworkingObject } from './fcc.ts';
 import { field, isArray, isObject, objectAt, stringField, type JsonObject } from './json.ts';
-import { byRef, namespacedName } from './object-name.ts';
+import { byRef, refOf } from './object-name.ts';
 
 export const CONFIGURATION_KIND = 'Configuration';
 export const CONFIGURATION_PLURAL = 'configurations';
@@ -40,11 +40,6 @@ export interface LiqoConfiguration {
   readonly remoteExternal: readonly Cidr[];
 }
 
-function isLiqoNetworkingObject(value: unknown, kind: string): value is JsonObject {
-  return isObject(value) && stringField(value, 'kind') === kind
-    && (stringField(value, 'apiVersion') ?? '').startsWith(`${FCC_GROUP}/`);
-}
-
 export function isConfigurationObject(value: unknown): value is JsonObject {
   return isLiqoNetworkingObject(value, CONFIGURATION_KIND);
 }
@@ -75,11 +70,6 @@ function cidrsAt(object: JsonObject, path: readonly string[], key: 'pod' | 'exte
 function labelOf(object: JsonObject, key: string): string | undefined {
   const labels = objectAt(object, 'metadata', 'labels');
   return (labels && stringField(labels, key)) || undefined;
-}
-
-function refOf(object: JsonObject, fallbackName: string): string {
-  const metadata = objectAt(object, 'metadata');
-  return namespacedName((metadata && stringField(metadata, 'namespace')) || '', (metadata && stringField(metadata, 'name')) || fallbackName);
 }
 
 export function decodeConfiguration(object: JsonObject, fallbackName = ''): LiqoConfiguration {
@@ -145,26 +135,37 @@ export interface LeafViews {
   readonly ownPods: readonly ViewCidr[];
   readonly remotePods: readonly (ViewCidr & { readonly cluster: string | undefined })[];
   readonly externals: readonly (ViewCidr & { readonly cluster: string | undefined })[];
-  /** The leaf's view of `cluster`'s external CIDR: where the hub's IPAM-allocated addresses appear. */
-  externalOf(cluster: string): readonly Cidr[];
+  /**
+   * The leaf's view of `cluster`'s external CIDR in one family: where the hub's IPAM-allocated addresses appear.
+   * Split by family here, once per snapshot, because every review of a slice from that hub reads it.
+   */
+  externalOf<F extends Cidr['family']>(cluster: string, family: F): readonly Extract<Cidr, { family: F }>[];
 }
+
+const NO_BLOCKS: readonly never[] = Object.freeze([]);
 
 export function leafViews(configurations: readonly LiqoConfiguration[]): LeafViews {
   const sorted = Object.freeze([...configurations].sort(byRef));
   const ownPods: ViewCidr[] = [];
   const remotePods: (ViewCidr & { cluster: string | undefined })[] = [];
   const externals: (ViewCidr & { cluster: string | undefined })[] = [];
-  const externalByCluster = new Map<string, Cidr[]>();
+  const externalByCluster = new Map<string, { IPv4: Ipv4Cidr[]; IPv6: Ipv6Cidr[] }>();
   for (const configuration of sorted) {
     const { ref, remoteCluster: cluster } = configuration;
     for (const cidr of configuration.localPod) ownPods.push({ cidr, configuration: ref });
     for (const cidr of configuration.remotePod) remotePods.push({ cidr, configuration: ref, cluster });
     for (const cidr of configuration.remoteExternal) externals.push({ cidr, configuration: ref, cluster });
-    if (cluster !== undefined) externalByCluster.set(cluster, [...externalByCluster.get(cluster) ?? [], ...configuration.remoteExternal]);
+    if (cluster === undefined) continue;
+    const byFamily = externalByCluster.get(cluster) ?? { IPv4: [], IPv6: [] };
+    externalByCluster.set(cluster, byFamily);
+    for (const cidr of configuration.remoteExternal) {
+      if (cidr.family === 'IPv4') byFamily.IPv4.push(cidr); else byFamily.IPv6.push(cidr);
+    }
   }
   return Object.freeze({
     configurations: sorted, ownPods, remotePods, externals,
-    externalOf: (cluster: string) => externalByCluster.get(cluster) ?? [],
+    externalOf: <F extends Cidr['family']>(cluster: string, family: F) =>
+      (externalByCluster.get(cluster)?.[family] ?? NO_BLOCKS) as readonly Extract<Cidr, { family: F }>[],
   });
 }
 

@@ -56,7 +56,7 @@ export function notThisCluster(fcc: ForeignClusterConnection, clusterId: string)
     `connects ${fcc.clusterA ?? '?'} and ${fcc.clusterB ?? '?'}, not ${clusterId} and another cluster`);
 }
 
-/** The checks that need only the FCC itself, in the order their reasons take precedence. */
+/** The checks that need no other FCC (the FCC, the leaf's tunnels and views), in the order their reasons take precedence. */
 function candidate(fcc: ForeignClusterConnection, clusterId: string, leaf: Required<LeafState>): PairState | Candidate {
   const local = localSide(fcc, clusterId);
   if (local === undefined) return notThisCluster(fcc, clusterId);

@@ -3,7 +3,7 @@ import {
   isSkip, ORIGINAL_ADDRESSES_ANNOTATION, readReflectedSlice, SHORTCUT_ADDRESSES_ANNOTATION,
   type ReflectedSlice, type SliceOptions, type SliceSkip,
 } from './endpoint-slice.ts';
-import { within, type Cidr } from './cidr.ts';
+import { within } from './cidr.ts';
 import { ipv4, ipv6, type AddressCodec } from './ip.ts';
 import { field, isArray, isObject, type Json, type JsonObject } from './json.ts';
 import type { FamilyIndex } from './pair-index.ts';
@@ -143,8 +143,8 @@ function reasonFor(
 
 /** What a family's rewrite reads besides the pairs: enough to say why an address was left alone. */
 interface UntouchedContext<V> {
-  /** No FCC names the slice's cluster. */
-  readonly noFcc: boolean;
+  /** The reason of an address no usable pair holds: `no-fcc` when no FCC names the slice's cluster at all. */
+  readonly unmatched: 'no-fcc' | 'no-pair';
   /** The leaf's view of the slice's hub's external CIDR, in this family (usually one block, often none). */
   readonly hubExternal: readonly { readonly network: V; readonly last: V }[];
 }
@@ -161,7 +161,7 @@ function rewriteFamily<V extends number | bigint>(
   let recorded = 0;
   let notCanonical = 0;
   let hubExternal = 0;
-  // In no usable pair: no-fcc when no FCC names the cluster at all, else no-pair (one count, labelled at the end).
+  // In no usable pair: one count, under context.unmatched's reason.
   let unmatched = 0;
   const { endpoints } = slice;
   const externals = context.hubExternal;
@@ -209,7 +209,7 @@ function rewriteFamily<V extends number | bigint>(
       if (observe !== undefined) {
         const pair = remapped === undefined ? undefined : index.sourceOf(baseValue)?.pair;
         const trace = { input, base, output, pair, flagged: isFlagged };
-        observe({ endpoint: e, address: a, ...trace, reason: reasonFor(trace, external ? 'hub-external' : context.noFcc ? 'no-fcc' : 'no-pair') });
+        observe({ endpoint: e, address: a, ...trace, reason: reasonFor(trace, external ? 'hub-external' : context.unmatched) });
       }
     }
   }
@@ -224,26 +224,18 @@ function rewriteFamily<V extends number | bigint>(
     const present = current !== undefined && Object.hasOwn(current, key);
     return value === undefined ? present : !present || current[key] !== value;
   });
-  const untouched = { 'not-canonical': notCanonical, 'hub-external': hubExternal, 'no-fcc': 0, 'no-pair': 0 };
-  untouched[context.noFcc ? 'no-fcc' : 'no-pair'] = unmatched;
+  const untouched = { 'not-canonical': notCanonical, 'hub-external': hubExternal, 'no-fcc': 0, 'no-pair': 0, [context.unmatched]: unmatched };
   return { slice, edits, annotations, untouched };
-}
-
-const NO_BLOCKS: readonly never[] = Object.freeze([]);
-
-/** The blocks of one family; without views (file mode, no Liqo objects) the shared empty list, no allocation. */
-function blocksOf<F extends Cidr['family']>(cidrs: readonly Cidr[], family: F): readonly Extract<Cidr, { family: F }>[] {
-  return cidrs.length === 0 ? NO_BLOCKS : cidrs.filter((cidr): cidr is Extract<Cidr, { family: F }> => cidr.family === family);
 }
 
 /** The rewrite of SPEC §3; `observe` sees every address (for `explain`) and costs nothing when absent. */
 function rewriteSlice(slice: ReflectedSlice, snapshot: Snapshot, observe?: TraceObserver): SliceRewrite | SliceSkip {
   const view: ClusterView = snapshot.forCluster(slice.clusterId);
-  const noFcc = view.states.length === 0;
-  const external = slice.origin === undefined ? [] : snapshot.views.externalOf(slice.origin);
+  const unmatched = view.states.length === 0 ? 'no-fcc' : 'no-pair';
+  const origin = slice.origin;
   return slice.family === 'IPv4'
-    ? rewriteFamily(slice, ipv4, view.index.ipv4, { noFcc, hubExternal: blocksOf(external, 'IPv4') }, observe)
-    : rewriteFamily(slice, ipv6, view.index.ipv6, { noFcc, hubExternal: blocksOf(external, 'IPv6') }, observe);
+    ? rewriteFamily(slice, ipv4, view.index.ipv4, { unmatched, hubExternal: origin === undefined ? [] : snapshot.views.externalOf(origin, 'IPv4') }, observe)
+    : rewriteFamily(slice, ipv6, view.index.ipv6, { unmatched, hubExternal: origin === undefined ? [] : snapshot.views.externalOf(origin, 'IPv6') }, observe);
 }
 
 /** f of SPEC §3 from any JSON: a skip (left alone) or the rewrite against the slice's cluster in `snapshot`. */

@@ -99,9 +99,14 @@ test('a Configuration without the peer label guards its views against every pair
   assert.match(localOverlap(unlabelled, cidr('10.61.0.0/16'), 'cluster3') ?? '', /pods of a peer without a liqo\.io\/remote-cluster-id label/);
 });
 
-test('the leaf\'s view of a cluster\'s external CIDR is found by the cluster\'s ID', () => {
-  assert.deepEqual(texts(views.externalOf('cluster1')), ['10.71.0.0/16']);
-  assert.deepEqual(views.externalOf('cluster9'), []);
+test('the leaf\'s view of a cluster\'s external CIDR is found by the cluster\'s ID and family', () => {
+  assert.deepEqual(texts(views.externalOf('cluster1', 'IPv4')), ['10.71.0.0/16']);
+  assert.deepEqual(views.externalOf('cluster1', 'IPv6'), []);
+  assert.deepEqual(views.externalOf('cluster9', 'IPv4'), []);
+  const dual = leafViews([decodeConfiguration(configurationObject({ peer: 'cluster1', remoteExternalView: ['fd71::/64', '10.71.0.0/16'] })),
+    decodeConfiguration(configurationObject({ peer: 'cluster1', remoteExternalView: '10.72.0.0/16' }))]);
+  assert.deepEqual(texts(dual.externalOf('cluster1', 'IPv4')), ['10.71.0.0/16', '10.72.0.0/16']);
+  assert.deepEqual(texts(dual.externalOf('cluster1', 'IPv6')), ['fd71::/64']);
 });
 
 test('only Liqo networking objects of the right kind are taken for Configurations and Connections', () => {

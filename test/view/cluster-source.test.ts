@@ -249,7 +249,7 @@ test('the leaf\'s Configurations make a pair local-overlap from the first snapsh
   await withSource(async ({ server, store }) => {
     await waitFor(() => usable(store).join() === 'liqo/cluster2-cluster3:local-overlap', { description: 'local-overlap at start' });
     assert.equal(store.current().version <= 3, true, 'the first FCC snapshot already knew the views');
-    assert.deepEqual(store.current().views.externalOf('cluster1').map((c) => c.text), ['10.71.0.0/16']);
+    assert.deepEqual(store.current().views.externalOf('cluster1', 'IPv4').map((c) => c.text), ['10.71.0.0/16']);
     const stored = server.get({ ...CONFIGURATION, namespace: 'liqo-tenant-cluster1', name: 'cluster1' });
     assert.ok(stored);
     await server.updateStatus({ ...stored, status: { remote: { cidr: { pod: ['10.210.0.0/16'], external: ['10.71.0.0/16'] } } } });
