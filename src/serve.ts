@@ -11,6 +11,7 @@ import type { Snapshot } from './core/snapshot.ts';
 import type { LeaderElector } from './controller/leader.ts';
 import type { SliceReconciler } from './controller/reconciler.ts';
 import type { KubeAccess } from './kube/client.ts';
+import { inCluster } from './kube/in-cluster.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Metrics } from './metrics.ts';
 import { trackDrain } from './server/drain.ts';
@@ -64,8 +65,7 @@ function notesLogger(logger: Logger, view: { isSynced(): boolean }, clusterId: s
  */
 async function kubeAccessFor(config: ServeConfig, env: NodeJS.ProcessEnv): Promise<{ local: KubeAccess | undefined; shortcuts: KubeAccess | undefined }> {
   const localFile = config.kubeconfig ?? (config.source === 'cluster' ? env.KUBECONFIG || undefined : undefined);
-  const inPod = Boolean(env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT);
-  if (localFile === undefined && config.shortcutsKubeconfig === undefined && !inPod) return { local: undefined, shortcuts: undefined };
+  if (localFile === undefined && config.shortcutsKubeconfig === undefined && !inCluster(env)) return { local: undefined, shortcuts: undefined };
   const { loadKubeAccess } = await import('./kube/client.ts');
   const local = loadKubeAccess(localFile, env);
   const shortcuts = config.shortcutsKubeconfig !== undefined ? loadKubeAccess(config.shortcutsKubeconfig, env) : local;

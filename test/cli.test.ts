@@ -208,6 +208,15 @@ test('--explain names the unusable FCC behind an address it left alone, with the
   assert.match(run.stdout, /10\.200\.0\.1\s+10\.200\.0\.1\s+-\s+no-pair\n/);
 });
 
+test('--explain says when the shortcut files hold no FCC at all, and shows no empty table', async () => {
+  const folder = mkdtempSync(join(tmpdir(), 'shortcut-explain-'));
+  writeFileSync(join(folder, 'none.yaml'), stringify({ apiVersion: 'v1', kind: 'List', items: [] }));
+  const run = await runCli(['rewrite', '--shortcuts', folder, '--explain'], { stdin: stringify(sliceObject()) });
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stdout, /\(the shortcut source holds no ForeignClusterConnection at all: nothing can be rewritten\)/);
+  assert.doesNotMatch(run.stdout, /^FCC\s+STATE/m);
+});
+
 test('--no-controller and its variable turn the controller off; it is on by default', () => {
   const parse = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
     const command = parseCommand(['serve', ...argv], env);

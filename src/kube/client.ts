@@ -4,16 +4,12 @@ import { delimiter } from 'node:path';
 import { ApiException, KubeConfig } from '@kubernetes/client-node';
 import { isObject, objectAt, stringField } from '../core/json.ts';
 import { errorMessage } from '../util/errors.ts';
+import { inCluster } from './in-cluster.ts';
 
 export interface KubeAccess {
   readonly config: KubeConfig;
   /** Where the config came from, for logs. */
   readonly origin: string;
-}
-
-/** True inside a pod, where the service account token and KUBERNETES_SERVICE_HOST are there. */
-function inCluster(env: NodeJS.ProcessEnv = process.env): boolean {
-  return Boolean(env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT);
 }
 
 /**

@@ -2,7 +2,7 @@
 import { containsAddress, type Cidr } from '../core/cidr.ts';
 import type { ForeignClusterConnection } from '../core/fcc.ts';
 import { sortedTunnels } from '../core/leaf-views.ts';
-import { localClusters } from '../core/local-clusters.ts';
+import { localClusters, viewNotes } from '../core/local-clusters.ts';
 import { describeState, hubPrefixFor, type PairState } from '../core/pairs.ts';
 import type { AddressTrace } from '../core/rewrite.ts';
 import type { Snapshot } from '../core/snapshot.ts';
@@ -20,10 +20,11 @@ function shown(text: string): string {
 }
 
 function stateTable(snapshot: Snapshot, cluster: string): string[] {
-  if (snapshot.fccs.length === 0) return ['(no ForeignClusterConnections at all in the shortcut files: nothing can be rewritten)'];
-  const named = snapshot.forCluster(cluster).states.length > 0 ? [] : [`(no ForeignClusterConnection names ${cluster})`];
+  // The same notes /readyz gives; with no FCC at all there is no table to show under them.
+  const notes = viewNotes(snapshot, cluster, true).map((note) => `(${note})`);
+  if (snapshot.fccs.length === 0) return notes;
   const states = snapshot.statesFor(cluster);
-  return [...named, ...table(['FCC', 'STATE', 'DETAIL'], states.map((state) => [state.fcc, state.usable ? 'usable' : state.reason, describeState(state)]))];
+  return [...notes, ...table(['FCC', 'STATE', 'DETAIL'], states.map((state) => [state.fcc, state.usable ? 'usable' : state.reason, describeState(state)]))];
 }
 
 function cidrTexts(cidrs: readonly Cidr[]): string {

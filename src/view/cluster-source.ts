@@ -27,8 +27,8 @@ export interface ClusterSourceOptions {
 /** A Liqo resource of the leaf that may not be served there (no Liqo networking, or no right to read it). */
 interface LeafResource {
   readonly plural: string;
+  /** An empty map when the resource is missing: the FCCs alone decide. */
   readonly publish: (objects: ReadonlyMap<string, unknown>) => void;
-  readonly publishNone: () => void;
   /** Said once when the resource is not there to read. */
   readonly missing: string;
 }
@@ -72,13 +72,11 @@ export class ClusterShortcutSource {
       {
         plural: CONNECTION_PLURAL,
         publish: (objects) => store.publishTunnels(tunnelStates(objects.values())),
-        publishNone: () => store.publishTunnels(new Map()),
         missing: 'no Liqo Connections to read on this cluster: FCCs alone decide whether a shortcut is up',
       },
       {
         plural: CONFIGURATION_PLURAL,
         publish: (objects) => store.publishConfigurations(this.configurations(objects)),
-        publishNone: () => store.publishConfigurations([]),
         missing: 'no Liqo Configurations to read on this cluster: no local-overlap check and no hub-external reason',
       },
     ];
@@ -100,7 +98,7 @@ export class ClusterShortcutSource {
           if (!missing) {
             missing = true;
             logger.info({ status, resource: resource.plural }, resource.missing);
-            resource.publishNone();
+            resource.publish(new Map());
           }
           return 'expected';
         },

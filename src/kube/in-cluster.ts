@@ -1,0 +1,6 @@
+// Apart from client.ts so that serve can ask it without loading the Kubernetes client (file mode on a laptop).
+
+/** True inside a pod, where the service account token and KUBERNETES_SERVICE_HOST are there. */
+export function inCluster(env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT);
+}
