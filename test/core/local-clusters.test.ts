@@ -1,8 +1,8 @@
 // Which clusters count as local, and how objects are named.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { localClusters, localStates, statesOf } from '../../src/core/local-clusters.ts';
-import { namespacedName } from '../../src/core/object-name.ts';
+import { localClusters, localStates, statesOf, viewNotes } from '../../src/core/local-clusters.ts';
+import { byRef, namespacedName, refOf } from '../../src/core/object-name.ts';
 import { fcc, snapshotOf } from '../support/builders.ts';
 
 const snapshot = snapshotOf([fcc(), fcc({ name: 'other', a: 'cluster4', b: 'cluster5' })]);
@@ -25,4 +25,25 @@ test('an object is namespace/name, or its name alone when cluster-scoped', () =>
   assert.equal(namespacedName('demo', 'web'), 'demo/web');
   assert.equal(namespacedName(undefined, 'node-1'), 'node-1');
   assert.equal(namespacedName('', 'node-1'), 'node-1');
+});
+
+test('the view\'s notes: nothing before the first sync, then no FCC at all, then no FCC naming the configured cluster', () => {
+  assert.deepEqual(viewNotes(snapshotOf([]), 'cluster2', false), []);
+  assert.deepEqual(viewNotes(snapshotOf([]), 'cluster2', true), ['the shortcut source holds no ForeignClusterConnection at all: nothing can be rewritten']);
+  assert.deepEqual(viewNotes(snapshotOf([]), undefined, true), ['the shortcut source holds no ForeignClusterConnection at all: nothing can be rewritten']);
+  assert.deepEqual(viewNotes(snapshot, 'cluster9', true), ['no ForeignClusterConnection names cluster cluster9: its slices are left as they are']);
+  assert.deepEqual(viewNotes(snapshot, 'cluster2', true), []);
+  assert.deepEqual(viewNotes(snapshot, undefined, true), [], 'without --cluster-id every named cluster is local');
+});
+
+test('objects are ordered by namespace/name, and named from their metadata or a fallback', () => {
+  const refs = ['b/x', 'a/y', 'a/x', 'a/x'].map((ref) => ({ ref }));
+  assert.deepEqual([...refs].sort(byRef).map((r) => r.ref), ['a/x', 'a/x', 'a/y', 'b/x']);
+  assert.equal(byRef({ ref: 'a' }, { ref: 'b' }), -1);
+  assert.equal(byRef({ ref: 'b' }, { ref: 'a' }), 1);
+  assert.equal(byRef({ ref: 'a' }, { ref: 'a' }), 0);
+  assert.equal(refOf({ metadata: { namespace: 'demo', name: 'web' } }), 'demo/web');
+  assert.equal(refOf({ metadata: { name: 'node-1' } }), 'node-1');
+  assert.equal(refOf({ metadata: { namespace: 'demo' } }, '3'), 'demo/3');
+  assert.equal(refOf({}, '3'), '3');
 });

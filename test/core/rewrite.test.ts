@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isSkip, type SliceSkip } from '../../src/core/endpoint-slice.ts';
 import type { Json, JsonObject } from '../../src/core/json.ts';
-import { applyRewrite, rewriteEndpointSlice, type AddressTrace, type SliceRewrite } from '../../src/core/rewrite.ts';
+import { applyRewrite, rewriteEndpointSlice, UNTOUCHED_REASONS, type AddressTrace, type SliceRewrite } from '../../src/core/rewrite.ts';
 import type { Snapshot } from '../../src/core/snapshot.ts';
 import { decodeConfiguration } from '../../src/core/leaf-views.ts';
 import { buildSnapshot } from '../../src/core/snapshot.ts';
@@ -323,4 +323,27 @@ test('restored and flagged addresses are not counted as untouched', () => {
   const slice = sliceObject({ addresses: [['10.61.0.5', '10.61.0.6']], annotations: { [ORIGINALS]: '{"10.61.0.5":"10.63.0.5"}' } });
   assert.deepEqual(rewrite(slice, snapshotOf([])).untouched, { 'not-canonical': 0, 'hub-external': 0, 'no-fcc': 1, 'no-pair': 0 });
   assert.deepEqual(rewrite(slice).untouched, { 'not-canonical': 0, 'hub-external': 0, 'no-fcc': 0, 'no-pair': 0 });
+});
+
+test('each edit says whether it rewrote an address or restored it, and a trace names the pair behind a rewrite', () => {
+  const slice = sliceObject({ addresses: [['10.63.0.5', '10.61.0.6', '10.200.0.1']], annotations: { [ORIGINALS]: '{"10.61.0.6":"10.63.0.6"}' } });
+  // Under the worked FCC the first is rewritten and the second kept; without it, the second goes back to its original.
+  assert.deepEqual(rewrite(slice).edits.map((edit) => `${edit.from}>${edit.to}:${edit.kind}`), ['10.63.0.5>10.61.0.5:rewritten']);
+  assert.deepEqual(rewrite(slice, snapshotOf([])).edits.map((edit) => `${edit.from}>${edit.to}:${edit.kind}`), ['10.61.0.6>10.63.0.6:restored']);
+  const traces: AddressTrace[] = [];
+  rewriteEndpointSlice(slice, worked, {}, (trace) => traces.push(trace));
+  assert.deepEqual(traces.map((trace) => trace.pair?.fcc ?? '-'), ['liqo/cluster2-cluster3', 'liqo/cluster2-cluster3', '-']);
+});
+
+test('hub-external holds an address in any of the hub\'s external blocks, not only in all of them', () => {
+  const twoBlocks = buildSnapshot({ version: 1, fccs: [fcc()], configurations: [
+    decodeConfiguration(configurationObject({ peer: 'cluster1', remoteExternalView: ['10.71.0.0/16', '10.72.0.0/16'] })),
+  ] });
+  assert.deepEqual(reasonsOf(sliceObject({ addresses: [['10.71.0.9', '10.72.0.9', '10.73.0.9']] }), twoBlocks),
+    ['10.71.0.9:hub-external', '10.72.0.9:hub-external', '10.73.0.9:no-pair']);
+});
+
+test('UNTOUCHED_REASONS lists exactly the reasons a rewrite counts, in their order', () => {
+  assert.deepEqual(UNTOUCHED_REASONS, Object.keys(rewrite(sliceObject()).untouched));
+  assert.deepEqual(UNTOUCHED_REASONS, ['not-canonical', 'hub-external', 'no-fcc', 'no-pair']);
 });
