@@ -36,3 +36,13 @@ test('--help exits 0 on every command', () => {
     assert.match(result.stdout, /Usage: shortcut-webhook/);
   }
 });
+
+test('npx shortcut-webhook runs it in a checkout, as SPEC §6 says, with no other build step', () => {
+  // npm resolves the root package's own bin entry; --offline: nothing may be fetched to find it.
+  const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx';
+  const result = spawnSync(npx, ['--offline', '--no-install', 'shortcut-webhook', '--help'], {
+    cwd: root, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+  });
+  assert.equal(result.status, 0, result.stderr);
+  assert.match(result.stdout, /^Usage: shortcut-webhook/);
+});

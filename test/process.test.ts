@@ -9,7 +9,7 @@ import { stringify } from 'yaml';
 import { fccObject, reviewObject, sliceObject } from './support/builders.ts';
 import { makeCerts } from './support/certs.ts';
 import { connect2, post1, post2 } from './support/https-client.ts';
-import { exitWithin, startServer } from './support/process.ts';
+import { exitWithin, startServer, startServerOnEveryInterface } from './support/process.ts';
 import { waitFor } from './support/wait-for.ts';
 
 const certs = makeCerts();
@@ -70,6 +70,19 @@ test('serves file mode with settings from the environment, and drains in-flight 
     });
     assert.equal(await server.exited, 0);
     await assert.rejects(post1(`https://localhost:${server.webhookPort}`, certs.ca, '{}'), /ECONNREFUSED/);
+  } finally {
+    server.child.kill('SIGKILL');
+  }
+});
+
+test('without --host, as the Deployment runs it, it answers on the IPv4 loopback: every interface, IPv6 and IPv4', async () => {
+  const server = await startServerOnEveryInterface([...tlsArgs, '--shortcuts', shortcuts]);
+  try {
+    assert.equal((await fetch(`http://127.0.0.1:${server.opsPort}/healthz`)).status, 200);
+    const answer = await post1(`https://127.0.0.1:${server.webhookPort}`, certs.ca, JSON.stringify(reviewObject(sliceObject(), { uid: 'any' })));
+    assert.equal(JSON.parse(answer.body).response.patchType, 'JSONPatch');
+    server.child.kill('SIGTERM');
+    assert.equal(await exitWithin(server, 5000), 0);
   } finally {
     server.child.kill('SIGKILL');
   }

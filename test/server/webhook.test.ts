@@ -90,7 +90,7 @@ test('a DELETE review is allowed unchanged', async () => {
   assert.equal(JSON.parse(answer.body).response.allowed, true);
 });
 
-const refusals: readonly [string, string | Buffer, string | undefined, number, RegExp][] = [
+const refusals: readonly [string, string | Buffer, string | null, number, RegExp][] = [
   ['truncated JSON', '{"apiVersion":"admission.k8s.io/v1","kind":"Adm', 'application/json', 400, /not valid JSON/],
   ['an empty body', '', 'application/json', 400, /JSON|empty/i],
   ['JSON that is not a review', '{"hello":"world"}', 'application/json', 400, /malformed AdmissionReview: apiVersion/],
@@ -103,6 +103,7 @@ const refusals: readonly [string, string | Buffer, string | undefined, number, R
         .replace(/"endpoints":\[.*?\],"ports"/, `"endpoints":${endpoints},"ports"`), 'application/json', 400, /not valid JSON/]),
   ['a text/plain body', 'hello', 'text/plain', 415, /Content-Type must be application\/json/],
   ['a YAML body', 'apiVersion: v1', 'application/yaml', 415, /Content-Type/],
+  ['a review without a Content-Type', JSON.stringify(reviewObject(sliceObject())), null, 415, /Content-Type must be application\/json, got null/],
   ['an oversized body', Buffer.alloc(7 * 1024 * 1024 + 10, 0x20), 'application/json', 413, /7 MiB/],
 ];
 for (const [name, body, contentType, status, message] of refusals) {

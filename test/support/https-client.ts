@@ -5,7 +5,8 @@ import { Agent, request } from 'node:https';
 export interface HttpAnswer { readonly status: number; readonly headers: Record<string, unknown>; readonly body: string; readonly httpVersion: string }
 
 export interface PostOptions {
-  readonly contentType?: string | undefined;
+  /** application/json unless given; null sends no Content-Type at all. */
+  readonly contentType?: string | null | undefined;
   readonly agent?: Agent;
   readonly path?: string;
   readonly method?: string;
@@ -14,8 +15,7 @@ export interface PostOptions {
 export function post1(url: string, ca: Buffer, body: string | Buffer, options: PostOptions = {}): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = {};
-    if (options.contentType !== undefined) headers['content-type'] = options.contentType;
-    else headers['content-type'] = 'application/json';
+    if (options.contentType !== null) headers['content-type'] = options.contentType ?? 'application/json';
     const target = new URL(options.path ?? '/mutate/endpointslices', url);
     const req = request(target, { method: options.method ?? 'POST', ca, headers, agent: options.agent ?? false, servername: 'localhost' }, (res) => {
       const chunks: Buffer[] = [];

@@ -15,7 +15,16 @@ export interface RunningServer {
 interface Serving { webhook?: { port: number }[]; ops?: { port: number }[]; msg?: string }
 
 export async function startServer(args: readonly string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<RunningServer> {
-  const child = spawn(process.execPath, [bin, 'serve', '--host', '127.0.0.1', '--port', '0', '--ops-port', '0', ...args], {
+  return launch(['--host', '127.0.0.1', '--port', '0', '--ops-port', '0', ...args], env, cwd);
+}
+
+/** As the Deployment runs it: no --host, so on every interface. */
+export async function startServerOnEveryInterface(args: readonly string[]): Promise<RunningServer> {
+  return launch(['--port', '0', '--ops-port', '0', ...args], {});
+}
+
+async function launch(args: readonly string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<RunningServer> {
+  const child = spawn(process.execPath, [bin, 'serve', ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     ...(cwd === undefined ? {} : { cwd }),
   });

@@ -49,7 +49,8 @@ test('an edit takes effect without restart, and a broken edit keeps the last goo
     assert.equal(store.isSynced(), true);
     assert.deepEqual(usableFor(store), ['10.63.0.0/16>10.61.0.0/16']);
     writeFileSync(fccFile(dir), stringify(fccObject({ connected: false })));
-    await waitFor(() => usableFor(store).length === 0, { description: 'the disconnect is seen' });
+    // The FCC itself, not only no usable pair: a poll may catch the file half written (no documents yet).
+    await waitFor(() => usableFor(store).length === 0 && store.current().fccs.length === 1, { description: 'the disconnect is seen' });
     const version = store.current().version;
     writeFileSync(fccFile(dir), 'spec: [\n');
     await source.reload();
