@@ -34,8 +34,13 @@ function pairLogger(logger: Logger, clusterId: string | undefined): (snapshot: S
       for (const change of pairChanges(previous.get(cluster) ?? [], states)) {
         const { after } = change;
         const context = { cluster, fcc: change.fcc, before: change.before ?? null, version: snapshot.version };
-        if (after === undefined) logger.info(context, 'shortcut gone');
-        else if (after.usable) logger.info({ ...context, pair: describeState(after) }, 'shortcut usable');
+        if (after === undefined) {
+          // Still in the source, but naming other clusters now: that is a reason (not-this-cluster), said as one.
+          const moved = snapshot.fccs.some((fcc) => fcc.ref === change.fcc)
+            ? snapshot.statesFor(cluster).find((state) => state.fcc === change.fcc) : undefined;
+          if (moved !== undefined && !moved.usable) logger.warn({ ...context, reason: moved.reason, detail: moved.detail }, 'shortcut unusable');
+          else logger.info(context, 'shortcut gone');
+        } else if (after.usable) logger.info({ ...context, pair: describeState(after) }, 'shortcut usable');
         else logger.warn({ ...context, reason: after.reason, detail: after.detail }, 'shortcut unusable');
       }
     }

@@ -300,6 +300,15 @@ test('an FCC\'s unusable reason is logged once per change, not on every edit of 
     assert.equal(about('liqo/cluster2-cluster3', 'shortcut unusable').length, 2);
     assert.equal(about('liqo/cluster2-cluster4', 'shortcut usable').length, 1);
     assert.equal(await metricValue(server, 'shortcut_webhook_pairs{state="prefix-mismatch"}'), 1);
+
+    // The FCC now joins two other clusters: still there, so its reason is said; one deleted is only gone.
+    writeFccs(fccObject({ name: 'cluster2-cluster3', namespace: 'liqo', a: 'cluster5', b: 'cluster3' }));
+    await edited(5, 'the FCC moves to other clusters, the second is deleted');
+    const moved = about('liqo/cluster2-cluster3', 'shortcut unusable', 'not-this-cluster');
+    assert.equal(moved.length, 1, server.lines.join('\n'));
+    assert.equal(moved[0]?.['before'], 'prefix-mismatch');
+    assert.equal(about('liqo/cluster2-cluster4', 'shortcut gone').length, 1);
+    assert.equal(about('liqo/cluster2-cluster3', 'shortcut gone').length, 0);
   } finally {
     await killServer(server);
     rmSync(dir, { recursive: true, force: true });
