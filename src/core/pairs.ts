@@ -28,9 +28,11 @@ export type PairState =
 
 /** What the leaf itself knows beyond the FCCs (cluster mode, or Liqo objects given offline); empty when unknown. */
 export interface LeafState {
-  readonly tunnels?: TunnelStates;
-  readonly views?: LeafViews;
+  readonly tunnels: TunnelStates;
+  readonly views: LeafViews;
 }
+
+const NOTHING_KNOWN: LeafState = Object.freeze({ tunnels: new Map<string, string>(), views: NO_LEAF_VIEWS });
 
 type Candidate = { readonly fcc: ForeignClusterConnection; readonly pair: ShortcutPair };
 
@@ -57,7 +59,7 @@ export function notThisCluster(fcc: ForeignClusterConnection, clusterId: string)
 }
 
 /** The checks that need no other FCC (the FCC, the leaf's tunnels and views), in the order their reasons take precedence. */
-function candidate(fcc: ForeignClusterConnection, clusterId: string, leaf: Required<LeafState>): PairState | Candidate {
+function candidate(fcc: ForeignClusterConnection, clusterId: string, leaf: LeafState): PairState | Candidate {
   const local = localSide(fcc, clusterId);
   if (local === undefined) return notThisCluster(fcc, clusterId);
   const { peer, side, label } = local;
@@ -182,10 +184,9 @@ export interface ClusterPairs {
 
 /** SPEC §2 for one local cluster. Deterministic for a given order of `fccs`. */
 export function evaluatePairs(
-  fccs: readonly ForeignClusterConnection[], clusterId: string, leaf: LeafState = {},
+  fccs: readonly ForeignClusterConnection[], clusterId: string, leaf: LeafState = NOTHING_KNOWN,
 ): ClusterPairs {
-  const known = { tunnels: leaf.tunnels ?? new Map(), views: leaf.views ?? NO_LEAF_VIEWS };
-  const first = fccs.map((fcc) => candidate(fcc, clusterId, known));
+  const first = fccs.map((fcc) => candidate(fcc, clusterId, leaf));
   const distinct = new Map<string, ShortcutPair>();
   const canonical = new Map<ShortcutPair, ShortcutPair>();
   for (const entry of first) {

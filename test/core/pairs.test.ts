@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { evaluatePairs, type PairState } from '../../src/core/pairs.ts';
 import { decodeFcc } from '../../src/core/fcc.ts';
-import { decodeConfiguration, leafViews } from '../../src/core/leaf-views.ts';
+import { decodeConfiguration, leafViews, NO_LEAF_VIEWS } from '../../src/core/leaf-views.ts';
 import { configurationObject, fcc, fccObject } from '../support/builders.ts';
 
 function reasons(states: readonly PairState[]): string[] {
@@ -44,7 +44,7 @@ for (const [name, spec, cluster, reason] of single) {
 test('a peer whose Connection is not Connected is tunnel-down, and one without a Connection is left to the FCC', () => {
   const tunnels = new Map([['cluster3', 'Error'], ['cluster5', 'Connected']]);
   const states = evaluatePairs([fcc(), fcc({ b: 'cluster4', aPod: '10.64.0.0/16', aRemapped: '10.62.0.0/16' }),
-    fcc({ b: 'cluster5', aPod: '10.65.0.0/16', aRemapped: '10.66.0.0/16' })], 'cluster2', { tunnels }).states;
+    fcc({ b: 'cluster5', aPod: '10.65.0.0/16', aRemapped: '10.66.0.0/16' })], 'cluster2', { tunnels, views: NO_LEAF_VIEWS }).states;
   assert.deepEqual(reasons(states), ['tunnel-down', 'usable', 'usable']);
 });
 
@@ -199,13 +199,13 @@ test('a pair whose source overlaps the leaf\'s own pods, its view of another clu
     fcc({ name: 'hub-pods', b: 'cluster5', aPod: '10.200.0.0/16', aRemapped: '10.65.0.0/16' }),
     fcc({ name: 'hub-external', b: 'cluster6', aPod: '10.71.0.0/16', aRemapped: '10.66.0.0/16' }),
     fcc({ name: 'worked' }),
-  ], 'cluster2', { views: cluster2Views });
+  ], 'cluster2', { tunnels: new Map(), views: cluster2Views });
   assert.deepEqual(reasons(states), ['local-overlap', 'local-overlap', 'local-overlap', 'usable']);
   assert.deepEqual(pairs.map((pair) => pair.fcc), ['liqo/worked']);
 });
 
 test('an identity pair on the leaf\'s view of its own peer stays usable', () => {
-  const { states } = evaluatePairs([fcc({ aPod: '10.61.0.0/16', aRemapped: '10.61.0.0/16' })], 'cluster2', { views: cluster2Views });
+  const { states } = evaluatePairs([fcc({ aPod: '10.61.0.0/16', aRemapped: '10.61.0.0/16' })], 'cluster2', { tunnels: new Map(), views: cluster2Views });
   assert.deepEqual(reasons(states), ['usable']);
 });
 
@@ -213,14 +213,14 @@ test('a pair unusable for local-overlap is out before conflicts: a pair it overl
   const { states } = evaluatePairs([
     fcc({ name: 'overlapping', b: 'cluster4', aPod: '10.60.0.0/15', aRemapped: '10.64.0.0/15' }),
     fcc({ name: 'other', b: 'cluster5', aPod: '10.61.0.0/16', aRemapped: '10.66.0.0/16' }),
-  ], 'cluster2', { views: leafViews([decodeConfiguration(configurationObject({ peer: 'cluster1', localPod: '10.60.0.0/16' }))]) });
+  ], 'cluster2', { tunnels: new Map(), views: leafViews([decodeConfiguration(configurationObject({ peer: 'cluster1', localPod: '10.60.0.0/16' }))]) });
   assert.deepEqual(reasons(states), ['local-overlap', 'usable']);
 });
 
 test('tunnel-down and the FCC\'s own checks take precedence over local-overlap', () => {
   const own = { b: 'cluster4', aPod: '10.60.0.0/16', aRemapped: '10.64.0.0/16' };
   assert.deepEqual(reasons(evaluatePairs([fcc(own)], 'cluster2', { views: cluster2Views, tunnels: new Map([['cluster4', 'Error']]) }).states), ['tunnel-down']);
-  assert.deepEqual(reasons(evaluatePairs([fcc({ ...own, aRemapped: '10.64.0.0/24' })], 'cluster2', { views: cluster2Views }).states), ['prefix-mismatch']);
+  assert.deepEqual(reasons(evaluatePairs([fcc({ ...own, aRemapped: '10.64.0.0/24' })], 'cluster2', { tunnels: new Map(), views: cluster2Views }).states), ['prefix-mismatch']);
 });
 
 test('without the leaf\'s views no pair is local-overlap', () => {
