@@ -66,38 +66,39 @@ interface FlagSources {
 }
 
 class FlagValues {
-  private readonly values: ReadonlyMap<string, Value>;
-  private readonly fromEnv: ReadonlySet<string>;
-  readonly positionals: readonly string[];
-  readonly help: boolean;
+  constructor(private readonly sources: FlagSources) {}
 
-  constructor(sources: FlagSources) {
-    ({ values: this.values, fromEnv: this.fromEnv, positionals: this.positionals, help: this.help } = sources);
+  get positionals(): readonly string[] {
+    return this.sources.positionals;
+  }
+
+  get help(): boolean {
+    return this.sources.help;
   }
 
   /** `--port` when given as a flag, `SHORTCUT_WEBHOOK_PORT` when read from the environment. */
   name(flag: string): string {
-    return this.fromEnv.has(flag) ? envName(flag) : `--${flag}`;
+    return this.sources.fromEnv.has(flag) ? envName(flag) : `--${flag}`;
   }
 
   isFromEnv(flag: string): boolean {
-    return this.fromEnv.has(flag);
+    return this.sources.fromEnv.has(flag);
   }
 
   text(flag: string): string | undefined {
-    const value = this.values.get(flag);
+    const value = this.sources.values.get(flag);
     if (typeof value !== 'string') return undefined;
     if (value.trim() === '') throw new UsageError(`${this.name(flag)} must not be empty`);
     return value;
   }
 
   list(flag: string): string[] {
-    const value = this.values.get(flag);
+    const value = this.sources.values.get(flag);
     return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
   }
 
   flag(flag: string): boolean {
-    return this.values.get(flag) === true;
+    return this.sources.values.get(flag) === true;
   }
 
   port(flag: string, fallback: number): number {
