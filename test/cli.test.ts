@@ -208,6 +208,12 @@ test('--explain names the unusable FCC behind an address it left alone, with the
   assert.match(run.stdout, /10\.200\.0\.1\s+10\.200\.0\.1\s+-\s+no-pair\n/);
 });
 
+test('--explain names the FCC whose shortcut space holds an address already there (through-shortcut)', async () => {
+  const run = await runCli(['rewrite', '--shortcuts', shortcuts, '--explain'], { stdin: stringify(sliceObject({ addresses: [['10.61.0.7', '10.200.0.1']] })) });
+  assert.match(run.stdout, /10\.61\.0\.7\s+10\.61\.0\.7\s+liqo\/cluster2-cluster3\s+through-shortcut\n/);
+  assert.match(run.stdout, /10\.200\.0\.1\s+10\.200\.0\.1\s+-\s+no-pair\n/);
+});
+
 test('--explain says when the shortcut files hold no FCC at all, and shows no empty table', async () => {
   const folder = mkdtempSync(join(tmpdir(), 'shortcut-explain-'));
   writeFileSync(join(folder, 'none.yaml'), stringify({ apiVersion: 'v1', kind: 'List', items: [] }));

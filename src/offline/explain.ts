@@ -67,7 +67,11 @@ function traceRow(trace: AddressTrace, snapshot: Snapshot, fccs: ReadonlyMap<str
   if (blocked !== undefined && !blocked.usable) {
     return [shown(trace.input), shown(trace.output), blocked.fcc, `${trace.reason}: ${blocked.reason}`];
   }
-  return [shown(trace.input), shown(trace.output), trace.pair?.fcc ?? '-', trace.reason];
+  // Already in the shortcut space (or an identity pair's): the FCC whose usable pair's target holds it is the one
+  // that flags it. Targets of usable pairs do not overlap, so there is one.
+  const holder = trace.pair ?? (trace.flagged
+    ? snapshot.forCluster(cluster).pairs.find((pair) => containsAddress(pair.shortcutPrefix, trace.output)) : undefined);
+  return [shown(trace.input), shown(trace.output), holder?.fcc ?? '-', trace.reason];
 }
 
 export function explain(results: readonly DocumentResult[], snapshot: Snapshot, clusterId: string | undefined): string {
