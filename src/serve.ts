@@ -4,9 +4,10 @@ import { hostname } from 'node:os';
 import { buildOpsApp, buildWebhookApp, type WebhookApp } from './app.ts';
 import { EXIT_INVALID_INPUT, EXIT_OK } from './cli.ts';
 import type { ServeConfig } from './config.ts';
+import type { ForeignClusterConnection } from './core/fcc.ts';
 import { localClusters, localStates, viewNotes } from './core/local-clusters.ts';
 import { pairChanges } from './core/pair-changes.ts';
-import { describeState, type PairState } from './core/pairs.ts';
+import { describeState, notThisCluster, type PairState } from './core/pairs.ts';
 import type { Snapshot } from './core/snapshot.ts';
 import type { LeaderElector } from './controller/leader.ts';
 import type { SliceReconciler } from './controller/reconciler.ts';
@@ -27,6 +28,8 @@ function pairLogger(logger: Logger, clusterId: string | undefined): (snapshot: S
   let previous = new Map<string, readonly PairState[]>();
   return (snapshot) => {
     const next = new Map<string, readonly PairState[]>();
+    // FCCs by reference, made only when some FCC left a cluster's list: one pass, however many left.
+    let present: ReadonlyMap<string, ForeignClusterConnection> | undefined;
     for (const cluster of localClusters(snapshot, clusterId)) {
       // Only FCCs naming this cluster: in a mesh of leaves the others are thousands of not-this-cluster lines.
       const { states } = snapshot.forCluster(cluster);
@@ -36,10 +39,13 @@ function pairLogger(logger: Logger, clusterId: string | undefined): (snapshot: S
         const context = { cluster, fcc: change.fcc, before: change.before ?? null, version: snapshot.version };
         if (after === undefined) {
           // Still in the source, but naming other clusters now: that is a reason (not-this-cluster), said as one.
-          const moved = snapshot.fccs.some((fcc) => fcc.ref === change.fcc)
-            ? snapshot.statesFor(cluster).find((state) => state.fcc === change.fcc) : undefined;
-          if (moved !== undefined && !moved.usable) logger.warn({ ...context, reason: moved.reason, detail: moved.detail }, 'shortcut unusable');
-          else logger.info(context, 'shortcut gone');
+          present ??= new Map(snapshot.fccs.map((fcc) => [fcc.ref, fcc]));
+          const moved = present.get(change.fcc);
+          if (moved === undefined) logger.info(context, 'shortcut gone');
+          else {
+            const { reason, detail } = notThisCluster(moved, cluster);
+            logger.warn({ ...context, reason, detail }, 'shortcut unusable');
+          }
         } else if (after.usable) logger.info({ ...context, pair: describeState(after) }, 'shortcut usable');
         else logger.warn({ ...context, reason: after.reason, detail: after.detail }, 'shortcut unusable');
       }

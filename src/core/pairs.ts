@@ -36,7 +36,9 @@ const NOTHING_KNOWN: LeafState = Object.freeze({ tunnels: new Map<string, string
 
 type Candidate = { readonly fcc: ForeignClusterConnection; readonly pair: ShortcutPair };
 
-function unusable(fcc: string, peer: string | undefined, reason: UnusableReason, detail: string): PairState {
+type UnusableState = Extract<PairState, { readonly usable: false }>;
+
+function unusable(fcc: string, peer: string | undefined, reason: UnusableReason, detail: string): UnusableState {
   return { usable: false, fcc, peer, reason, detail };
 }
 
@@ -53,7 +55,7 @@ export function hubPrefixFor(fcc: ForeignClusterConnection, clusterId: string): 
   return parseCidr(localSide(fcc, clusterId)?.side?.podCIDR ?? '');
 }
 
-export function notThisCluster(fcc: ForeignClusterConnection, clusterId: string): PairState {
+export function notThisCluster(fcc: ForeignClusterConnection, clusterId: string): UnusableState {
   return unusable(fcc.ref, undefined, 'not-this-cluster',
     `connects ${fcc.clusterA ?? '?'} and ${fcc.clusterB ?? '?'}, not ${clusterId} and another cluster`);
 }
