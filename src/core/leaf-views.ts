@@ -6,7 +6,7 @@
 import { overlaps, parseCidr, type Cidr, type Ipv4Cidr, type Ipv6Cidr } from './cidr.ts';
 import { isLiqoNetworkingObject } from './fcc.ts';
 import { field, isArray, isObject, objectAt, stringField, type JsonObject } from './json.ts';
-import { byRef, refOf } from './object-name.ts';
+import { byRef, compareText, refOf } from './object-name.ts';
 
 export const CONFIGURATION_KIND = 'Configuration';
 export const CONFIGURATION_PLURAL = 'configurations';
@@ -125,7 +125,7 @@ export function tunnelStates(connections: Iterable<unknown>): TunnelStates {
 
 /** The tunnel states by peer cluster ID, in ID order: how `/debug/pairs` and `--explain` list them. */
 export function sortedTunnels(tunnels: TunnelStates): [peer: string, state: string][] {
-  return [...tunnels].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return [...tunnels].sort(([a], [b]) => compareText(a, b));
 }
 
 /** What the leaf's Configurations forbid a pair's source to touch, gathered once per snapshot. */

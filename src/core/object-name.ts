@@ -11,7 +11,12 @@ export function refOf(object: JsonObject, fallbackName = ''): string {
   return namespacedName((metadata && stringField(metadata, 'namespace')) || '', (metadata && stringField(metadata, 'name')) || fallbackName);
 }
 
+/** Code-unit order, as Go's sort.Strings: the same on every machine, unlike localeCompare. */
+export function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /** Order by `namespace/name`: stable output (states, details) whatever order the API or a file listed objects in. */
 export function byRef(a: { readonly ref: string }, b: { readonly ref: string }): number {
-  return a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0;
+  return compareText(a.ref, b.ref);
 }
