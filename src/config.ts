@@ -33,7 +33,8 @@ export const SERVE_FLAGS = {
   'cluster-id': { type: 'string', value: 'ID', help: 'local cluster ID for slices without offloading.liqo.io/destination' },
   shortcuts: { type: 'string', multiple: true, value: 'PATH', help: 'watch ForeignClusterConnections (and the leaf\'s Liqo Connections and Configurations) in these files or folders instead of a cluster (repeatable)' },
   kubeconfig: { type: 'string', value: 'FILE', help: 'kubeconfig of the local cluster (default: KUBECONFIG, then in-cluster)' },
-  'shortcuts-kubeconfig': { type: 'string', value: 'FILE', help: 'watch ForeignClusterConnections on this cluster instead (e.g. the hub)' },
+  hub: { type: 'string', multiple: true, value: 'PATH', help: 'the hub\'s Liqo IPs and Configurations (and any FCCs) in these files or folders, for the stock-Liqo path in file mode (repeatable)' },
+  'shortcuts-kubeconfig': { type: 'string', value: 'FILE', help: 'watch ForeignClusterConnections on this cluster instead (e.g. the hub), and the hub\'s Liqo IPs and Configurations there' },
   'shortcuts-namespace': { type: 'string', value: 'NS', help: 'watch ForeignClusterConnections in this namespace only (default: all)' },
   'no-controller': { type: 'boolean', help: 'do not reconcile stored slices when the shortcuts change' },
   'resync-interval': { type: 'string', value: 'DUR', help: 'periodic reconcile of stored slices, e.g. 30s, 10m, 1h; 0 turns it off (default 10m)' },
@@ -43,6 +44,7 @@ export const SERVE_FLAGS = {
 
 export const REWRITE_FLAGS = {
   shortcuts: { type: 'string', multiple: true, value: 'PATH', help: 'ForeignClusterConnections, and optionally the leaf\'s Liqo Connections and Configurations: a file or folder of YAML/JSON (repeatable, required)' },
+  hub: { type: 'string', multiple: true, value: 'PATH', help: 'the hub\'s Liqo IPs and Configurations (and any FCCs): a file or folder of YAML/JSON, for the stock-Liqo path (repeatable)' },
   'cluster-id': { type: 'string', value: 'ID', help: 'local cluster ID for slices without offloading.liqo.io/destination' },
   output: { type: 'string', value: 'FORMAT', help: 'yaml (default), json (one document per line) or patch (the JSON Patch)' },
   explain: { type: 'boolean', help: 'print, per address, input, output, FCC and reason, and each FCC\'s state' },
@@ -152,9 +154,11 @@ export interface ServeConfig {
   /** Both or neither; neither means a development pair (certs/out, or made at start-up). */
   readonly tls: { readonly cert: string; readonly key: string } | undefined;
   readonly clusterId: string | undefined;
-  /** `files` when --shortcuts is given, else `cluster` (the local API, or --shortcuts-kubeconfig). */
+  /** `files` when --shortcuts or --hub is given, else `cluster` (the local API, or --shortcuts-kubeconfig). */
   readonly source: 'files' | 'cluster';
   readonly shortcuts: readonly string[];
+  /** --hub: the hub's IPAM objects in files (file mode); in cluster mode the hub is read through --shortcuts-kubeconfig. */
+  readonly hub: readonly string[];
   /** --kubeconfig only; cluster mode falls back to KUBECONFIG, file mode does not (see main.ts). */
   readonly kubeconfig: string | undefined;
   readonly shortcutsKubeconfig: string | undefined;
@@ -186,6 +190,10 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     if (shortcutsFromEnv) shortcuts = [];
     else shortcutsKubeconfig = undefined;
   }
+  const hub = values.list('hub');
+  if (hub.length > 0 && shortcutsKubeconfig !== undefined) {
+    throw new UsageError(`${values.name('hub')} reads the hub from files, ${values.name('shortcuts-kubeconfig')} from its API: give one`);
+  }
   const resyncRaw = values.text('resync-interval');
   const resyncIntervalMs = resyncRaw === undefined ? 600_000 : parseDuration(resyncRaw);
   if (resyncIntervalMs === undefined || (resyncIntervalMs > 0 && resyncIntervalMs < 1000)) {
@@ -197,8 +205,9 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     opsPort: values.port('ops-port', 8080),
     tls: tlsCert !== undefined && tlsKey !== undefined ? { cert: tlsCert, key: tlsKey } : undefined,
     clusterId: values.text('cluster-id'),
-    source: shortcuts.length > 0 ? 'files' : 'cluster',
+    source: shortcuts.length > 0 || hub.length > 0 ? 'files' : 'cluster',
     shortcuts,
+    hub,
     kubeconfig: values.text('kubeconfig'),
     shortcutsKubeconfig,
     shortcutsNamespace: values.text('shortcuts-namespace'),
@@ -211,6 +220,7 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
 
 export interface RewriteConfig {
   readonly shortcuts: readonly string[];
+  readonly hub: readonly string[];
   readonly clusterId: string | undefined;
   readonly output: OutputFormat;
   readonly explain: boolean;
@@ -226,6 +236,7 @@ export function parseRewriteArgs(argv: readonly string[], env: NodeJS.ProcessEnv
   if (values.positionals.length > 1) throw new UsageError(`rewrite takes one input (FILE or -), got ${values.positionals.length}`);
   const config: RewriteConfig = {
     shortcuts,
+    hub: values.list('hub'),
     clusterId: values.text('cluster-id'),
     output: values.oneOf('output', OUTPUT_FORMATS, 'yaml'),
     explain: values.flag('explain'),

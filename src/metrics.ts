@@ -46,7 +46,7 @@ export class Metrics {
    */
   readonly addressesUntouched = new Counter({
     name: `${PREFIX}addresses_untouched_total`,
-    help: 'Addresses left unchanged and unflagged by admission reviews, by reason: not-canonical, hub-external, no-fcc or no-pair.',
+    help: 'Addresses left unchanged and unflagged by admission reviews, by reason: not-canonical, no-fcc, no-pair, or on the stock path hub-external, no-hub-ip, no-peer, no-shortcut, tunnel-down.',
     labelNames: ['reason'] as const, registers: [this.registry],
   });
   readonly pairs = new Gauge({

@@ -176,8 +176,8 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
     });
     logger.info({ from: shortcuts.origin, namespace: config.shortcutsNamespace ?? 'all' }, 'watching ForeignClusterConnections');
   } else {
-    source = new FileShortcutSource({ paths: config.shortcuts, store, logger });
-    logger.info({ paths: config.shortcuts }, 'reading ForeignClusterConnections from files');
+    source = new FileShortcutSource({ paths: { shortcuts: config.shortcuts, hub: config.hub }, store, logger });
+    logger.info({ paths: config.shortcuts, hub: config.hub }, 'reading ForeignClusterConnections from files');
   }
   let controller: SliceReconciler | undefined;
   let elector: LeaderElector | undefined;

@@ -6,6 +6,7 @@
 //   expected.yaml   what `shortcut-webhook rewrite` must print
 //   explain.txt     optional: what `rewrite --explain` must print, run from the case's folder (so paths read
 //                   `input.yaml#1`): the reasons, shown through the offline command
+//   hub.yaml        optional: the hub's IPs and Configurations, given with --hub (the stock-Liqo path)
 //   args            optional extra flags, one per line (e.g. --cluster-id and its value)
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -21,10 +22,15 @@ function documents(text: string): unknown[] {
   return parseAllDocuments(text).map((document) => document.toJS());
 }
 
+/** `--hub <path>` when the case has a hub.yaml. */
+function hubArgs(dir: string, path: string): string[] {
+  return existsSync(join(dir, 'hub.yaml')) ? ['--hub', path] : [];
+}
+
 for (const name of readdirSync(root).sort()) {
   const dir = join(root, name);
   const args = existsSync(join(dir, 'args')) ? readFileSync(join(dir, 'args'), 'utf8').split('\n').filter(Boolean) : [];
-  const base = ['rewrite', '--shortcuts', join(dir, 'shortcuts.yaml'), ...args];
+  const base = ['rewrite', '--shortcuts', join(dir, 'shortcuts.yaml'), ...hubArgs(dir, join(dir, 'hub.yaml')), ...args];
   const input = readFileSync(join(dir, 'input.yaml'), 'utf8');
 
   test(`fixture ${name}: prints expected.yaml`, async () => {
@@ -62,7 +68,7 @@ for (const name of readdirSync(root).sort()) {
     const previous = process.cwd();
     process.chdir(dir);
     try {
-      const run = await runCli(['rewrite', '--shortcuts', 'shortcuts.yaml', ...args, '--explain', 'input.yaml']);
+      const run = await runCli(['rewrite', '--shortcuts', 'shortcuts.yaml', ...hubArgs(dir, 'hub.yaml'), ...args, '--explain', 'input.yaml']);
       assert.equal(run.code, 0, run.stderr);
       assert.equal(run.stdout, readFileSync(join(dir, 'explain.txt'), 'utf8'));
     } finally {

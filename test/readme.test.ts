@@ -31,7 +31,7 @@ test('the README\'s explain example is what the command prints', async () => {
 });
 
 test('the README\'s request gets the answer the README shows', async () => {
-  const loaded = await loadShortcutFiles([`${root}examples/shortcuts.yaml`]);
+  const loaded = await loadShortcutFiles({ shortcuts: [`${root}examples/shortcuts.yaml`], hub: [] });
   assert.ok(loaded.ok);
   const harness = await startHarness({ fccs: loaded.value.fccs, clusterId: 'cluster2' });
   try {

@@ -73,3 +73,13 @@ export function remapAddress<V extends number | bigint>(
 ): V {
   return codec.add(target.network, codec.subtract(address, source.network));
 }
+
+/**
+ * Liqo's `RemapMask` (pkg/utils/ipam/mapping/ips.go): the host bits of `address` under `target`'s prefix length,
+ * under `target`'s network. Every move of the stock path is one of these, as Liqo's own mappings are.
+ */
+export function moveInto<V extends number | bigint>(
+  codec: AddressCodec<V>, address: V, target: { readonly network: V; readonly prefixLength: number },
+): V {
+  return codec.add(target.network, codec.subtract(address, codec.networkOf(address, target.prefixLength)));
+}

@@ -27,7 +27,17 @@ export interface ViewCidr {
   readonly configuration: string;
 }
 
-/** A leaf's Configuration for one peer: only what local-view safety and `hub-external` read. */
+/**
+ * One position of a Configuration's paired CIDR lists: `declared` is the peer's own block (`spec.remote.cidr.X[i]`),
+ * `seen` where this cluster sees it (`status.remote.cidr.X[i]`). Liqo pairs the two lists by index
+ * (pkg/utils/ipam/mapping/ips.go `remapWithin`), so a position where either side does not parse is dropped whole.
+ */
+export interface CidrMapping {
+  readonly declared: Cidr;
+  readonly seen: Cidr;
+}
+
+/** A Configuration for one peer (the leaf's, or the hub's): what local-view safety, `hub-external` and the stock path read. */
 export interface LiqoConfiguration {
   readonly ref: string;
   /** The `liqo.io/remote-cluster-id` label; undefined when missing. */
@@ -38,6 +48,10 @@ export interface LiqoConfiguration {
   readonly remotePod: readonly Cidr[];
   /** `status.remote.cidr.external`: where the leaf sees the peer's external CIDR (the peer's IPAM-allocated addresses). */
   readonly remoteExternal: readonly Cidr[];
+  /** `spec.remote.cidr.pod[i]` with `status.remote.cidr.pod[i]`: how this cluster maps the peer's pod addresses. */
+  readonly podMappings: readonly CidrMapping[];
+  /** `spec.remote.cidr.external[i]` with `status.remote.cidr.external[i]`. */
+  readonly externalMappings: readonly CidrMapping[];
 }
 
 export function isConfigurationObject(value: unknown): value is JsonObject {
@@ -67,7 +81,27 @@ function cidrsAt(object: JsonObject, path: readonly string[], key: 'pod' | 'exte
   return cidr === undefined ? [] : cidrList(field(cidr, key));
 }
 
-function labelOf(object: JsonObject, key: string): string | undefined {
+/** Positions where both lists hold a CIDR of one family: the only ones Liqo can remap through. */
+function mappings(object: JsonObject, key: 'pod' | 'external'): CidrMapping[] {
+  const list = (path: readonly string[]): readonly unknown[] => {
+    const cidr = objectAt(object, ...path);
+    const value = cidr === undefined ? undefined : field(cidr, key);
+    return typeof value === 'string' ? [value] : isArray(value) ? value : [];
+  };
+  const declared = list(['spec', 'remote', 'cidr']);
+  const seen = list(['status', 'remote', 'cidr']);
+  const result: CidrMapping[] = [];
+  for (let i = 0; i < Math.min(declared.length, seen.length); i++) {
+    const d = declared[i];
+    const s = seen[i];
+    const from = typeof d === 'string' ? parseCidr(d) : undefined;
+    const to = typeof s === 'string' ? parseCidr(s) : undefined;
+    if (from !== undefined && to !== undefined && from.family === to.family) result.push({ declared: from, seen: to });
+  }
+  return result;
+}
+
+export function labelOf(object: JsonObject, key: string): string | undefined {
   const labels = objectAt(object, 'metadata', 'labels');
   return (labels && stringField(labels, key)) || undefined;
 }
@@ -79,11 +113,17 @@ export function decodeConfiguration(object: JsonObject, fallbackName = ''): Liqo
     localPod: cidrsAt(object, ['spec', 'local', 'cidr'], 'pod'),
     remotePod: cidrsAt(object, ['status', 'remote', 'cidr'], 'pod'),
     remoteExternal: cidrsAt(object, ['status', 'remote', 'cidr'], 'external'),
+    podMappings: mappings(object, 'pod'),
+    externalMappings: mappings(object, 'external'),
   };
 }
 
 function sameCidrs(a: readonly Cidr[], b: readonly Cidr[]): boolean {
   return a.length === b.length && a.every((cidr, i) => cidr.text === b[i]?.text);
+}
+
+function sameMappings(a: readonly CidrMapping[], b: readonly CidrMapping[]): boolean {
+  return a.length === b.length && a.every((m, i) => m.declared.text === b[i]?.declared.text && m.seen.text === b[i]?.seen.text);
 }
 
 /** Same decoded fields, in any order: a Configuration's conditions or resourceVersion moving changes no decision. */
@@ -93,7 +133,8 @@ export function sameConfigurations(a: readonly LiqoConfiguration[], b: readonly 
   return [...a].sort(byRef).every((x, i) => {
     const y = others[i];
     return y !== undefined && x.ref === y.ref && x.remoteCluster === y.remoteCluster && sameCidrs(x.localPod, y.localPod)
-      && sameCidrs(x.remotePod, y.remotePod) && sameCidrs(x.remoteExternal, y.remoteExternal);
+      && sameCidrs(x.remotePod, y.remotePod) && sameCidrs(x.remoteExternal, y.remoteExternal)
+      && sameMappings(x.podMappings, y.podMappings) && sameMappings(x.externalMappings, y.externalMappings);
   });
 }
 
@@ -140,6 +181,8 @@ export interface LeafViews {
    * Split by family here, once per snapshot, because every review of a slice from that hub reads it.
    */
   externalOf<F extends Cidr['family']>(cluster: string, family: F): readonly Extract<Cidr, { family: F }>[];
+  /** The Configurations for `cluster` (label `liqo.io/remote-cluster-id`), in `namespace/name` order. */
+  configurationsOf(cluster: string): readonly LiqoConfiguration[];
 }
 
 const NO_BLOCKS: readonly never[] = Object.freeze([]);
@@ -150,8 +193,10 @@ export function leafViews(configurations: readonly LiqoConfiguration[]): LeafVie
   const remotePods: (ViewCidr & { cluster: string | undefined })[] = [];
   const externals: (ViewCidr & { cluster: string | undefined })[] = [];
   const externalByCluster = new Map<string, { IPv4: Ipv4Cidr[]; IPv6: Ipv6Cidr[] }>();
+  const byCluster = new Map<string, LiqoConfiguration[]>();
   for (const configuration of sorted) {
     const { ref, remoteCluster: cluster } = configuration;
+    if (cluster !== undefined) byCluster.set(cluster, [...byCluster.get(cluster) ?? [], configuration]);
     for (const cidr of configuration.localPod) ownPods.push({ cidr, configuration: ref });
     for (const cidr of configuration.remotePod) remotePods.push({ cidr, configuration: ref, cluster });
     for (const cidr of configuration.remoteExternal) externals.push({ cidr, configuration: ref, cluster });
@@ -166,6 +211,7 @@ export function leafViews(configurations: readonly LiqoConfiguration[]): LeafVie
     configurations: sorted, ownPods, remotePods, externals,
     externalOf: <F extends Cidr['family']>(cluster: string, family: F) =>
       (externalByCluster.get(cluster)?.[family] ?? NO_BLOCKS) as readonly Extract<Cidr, { family: F }>[],
+    configurationsOf: (cluster: string) => byCluster.get(cluster) ?? NO_BLOCKS,
   });
 }
 

@@ -3,9 +3,9 @@ import {
   isSkip, ORIGINAL_ADDRESSES_ANNOTATION, readReflectedSlice, SHORTCUT_ADDRESSES_ANNOTATION,
   type ReflectedSlice, type SliceOptions, type SliceSkip,
 } from './endpoint-slice.ts';
-import { within } from './cidr.ts';
 import { ipv4, ipv6, type AddressCodec } from './ip.ts';
 import { field, isArray, isObject, type Json, type JsonObject } from './json.ts';
+import { NO_HUB_RESOLVER, STOCK_REASONS, type FamilyResolver, type PodRef, type StockReason } from './hub-resolution.ts';
 import type { FamilyIndex } from './pair-index.ts';
 import type { ShortcutPair } from './pairs.ts';
 import type { ClusterView, Snapshot } from './snapshot.ts';
@@ -27,16 +27,16 @@ export interface AnnotationEdit {
 }
 
 /**
- * Why an address was left exactly as it came, neither changed nor flagged (SPEC §6: `--explain` names `hub-external`):
+ * Why an address was left exactly as it came, neither changed nor flagged:
  * - `not-canonical`: not an address of the slice's family as the webhook writes them;
- * - `hub-external`: in the leaf's view of the hub's external CIDR (the slice's `offloading.liqo.io/origin`), where the
- *   hub's IPAM allocated it: its host part is not the pod's, so no shortcut can map it;
  * - `no-fcc`: no ForeignClusterConnection names the slice's cluster at all;
- * - `no-pair`: FCCs name the cluster, but no usable pair's source holds the address.
+ * - `no-pair`: FCCs name the cluster, but no usable pair's source holds the address;
+ * - the stock path's reasons (hub-resolution.ts) for an address in the leaf's view of the hub's external CIDR:
+ *   `hub-external`, `no-hub-ip`, `no-peer`, `no-shortcut`, `tunnel-down`.
  */
-export type UntouchedReason = 'not-canonical' | 'hub-external' | 'no-fcc' | 'no-pair';
+export type UntouchedReason = 'not-canonical' | 'no-fcc' | 'no-pair' | StockReason;
 
-export const UNTOUCHED_REASONS: readonly UntouchedReason[] = ['not-canonical', 'hub-external', 'no-fcc', 'no-pair'];
+export const UNTOUCHED_REASONS: readonly UntouchedReason[] = ['not-canonical', 'no-fcc', 'no-pair', ...STOCK_REASONS];
 
 export type UntouchedCounts = Readonly<Record<UntouchedReason, number>>;
 
@@ -58,6 +58,10 @@ export interface AddressTrace {
   readonly base: string;
   readonly output: string;
   readonly pair: ShortcutPair | undefined;
+  /** The stock path's resolution of an address in the hub's external space: the hub IP, the peer, the leaf Configuration. */
+  readonly hub: { readonly ip: string; readonly peer: string; readonly configuration: string } | undefined;
+  /** Why the stock path left an address of the hub's external space (also when it was restored). */
+  readonly stock: { readonly reason: StockReason; readonly detail: string } | undefined;
   readonly reason: AddressReason;
   readonly flagged: boolean;
 }
@@ -134,23 +138,38 @@ function annotationBytes(current: JsonObject | undefined, desired: readonly Anno
 }
 
 function reasonFor(
-  { input, base, output, pair, flagged }: Omit<AddressTrace, 'reason' | 'endpoint' | 'address'>, untouched: UntouchedReason,
+  { input, base, output, pair, hub, flagged }: Omit<AddressTrace, 'reason' | 'endpoint' | 'address' | 'stock'>, untouched: UntouchedReason,
 ): AddressReason {
-  if (pair !== undefined) return output === base && flagged ? 'identity' : 'rewritten';
+  if (pair !== undefined || hub !== undefined) return output === base && flagged ? 'identity' : 'rewritten';
   if (output !== input) return 'restored';
   return flagged ? 'through-shortcut' : untouched;
 }
 
-/** What a family's rewrite reads besides the pairs: enough to say why an address was left alone. */
-interface UntouchedContext<V> {
+/** What a family's rewrite reads besides the pairs. */
+interface FamilyContext<V extends number | bigint> {
   /** The reason of an address no usable pair holds: `no-fcc` when no FCC names the slice's cluster at all. */
   readonly unmatched: 'no-fcc' | 'no-pair';
-  /** The leaf's view of the slice's hub's external CIDR, in this family (usually one block, often none). */
-  readonly hubExternal: readonly { readonly network: V; readonly last: V }[];
+  /** The stock path for the slice's hub: addresses in the leaf's view of its external CIDR go there, not to the pairs. */
+  readonly resolver: FamilyResolver<V>;
+}
+
+/** The hub pod an endpoint names (`targetRef`: Liqo's RemotePod keeps the hub pod's name and namespace). */
+function podOf(endpoint: JsonObject): PodRef | undefined {
+  const ref = Object.hasOwn(endpoint, 'targetRef') ? endpoint.targetRef : undefined;
+  if (!isObject(ref)) return undefined;
+  const name = field(ref, 'name');
+  const namespace = field(ref, 'namespace');
+  return typeof name === 'string' && name !== '' && typeof namespace === 'string' && namespace !== '' ? { name, namespace } : undefined;
+}
+
+function noneUntouched(): Record<UntouchedReason, number> {
+  return {
+    'not-canonical': 0, 'no-fcc': 0, 'no-pair': 0, 'hub-external': 0, 'no-hub-ip': 0, 'no-peer': 0, 'no-shortcut': 0, 'tunnel-down': 0,
+  };
 }
 
 function rewriteFamily<V extends number | bigint>(
-  slice: ReflectedSlice, codec: AddressCodec<V>, index: FamilyIndex<V>, context: UntouchedContext<V>, observe: TraceObserver | undefined,
+  slice: ReflectedSlice, codec: AddressCodec<V>, index: FamilyIndex<V>, context: FamilyContext<V>, observe: TraceObserver | undefined,
 ): SliceRewrite | SliceSkip {
   const current = slice.annotations;
   const originals = readOriginals(codec, current && field(current, ORIGINAL_ADDRESSES_ANNOTATION));
@@ -159,12 +178,9 @@ function rewriteFamily<V extends number | bigint>(
   // one Map for the flag list and the originals, so an address costs two lookups, not five.
   const flags = new Map<string, string | undefined>();
   let recorded = 0;
-  let notCanonical = 0;
-  let hubExternal = 0;
-  // In no usable pair: one count, under context.unmatched's reason.
-  let unmatched = 0;
-  const { endpoints } = slice;
-  const externals = context.hubExternal;
+  const untouched = noneUntouched();
+  const { endpoints, clusterId } = slice;
+  const { resolver } = context;
   for (let e = 0; e < endpoints.length; e++) {
     const endpoint = endpoints[e];
     if (!isObject(endpoint)) continue;
@@ -172,44 +188,49 @@ function rewriteFamily<V extends number | bigint>(
     // where field()'s variable key is a generic lookup (field() serves every object of the process).
     const addresses = Object.hasOwn(endpoint, 'addresses') ? endpoint.addresses : undefined;
     if (!isArray(addresses)) continue;
+    // Read only where the stock path may need it: the FCC path never looks at the pod.
+    const pod = resolver.active ? podOf(endpoint) : undefined;
     for (let a = 0; a < addresses.length; a++) {
       const input = addresses[a];
       if (typeof input !== 'string') continue;
       const inputValue = codec.parseCanonical(input);
       if (inputValue === undefined) {
-        notCanonical++;
-        observe?.({ endpoint: e, address: a, input, base: input, output: input, pair: undefined, reason: 'not-canonical', flagged: false });
+        untouched['not-canonical']++;
+        observe?.({ endpoint: e, address: a, input, base: input, output: input, pair: undefined, hub: undefined, stock: undefined, reason: 'not-canonical', flagged: false });
         continue;
       }
       // A fresh slice has no originals: no lookup, which would hash every address text for nothing.
       const original = originals.size === 0 ? undefined : originals.get(input);
       const base = original?.text ?? input;
       const baseValue = original?.value ?? inputValue;
-      const remapped = index.remap(baseValue);
+      // The hub's external space is the stock path's (hub-resolution.ts); every other address is the pairs'.
+      const resolution = resolver.active ? resolver.resolve(baseValue, pod, clusterId) : undefined;
+      const resolved = resolution?.resolved === true ? resolution : undefined;
+      const remapped = resolution === undefined ? index.remap(baseValue) : resolved?.value;
       const outputValue = remapped ?? baseValue;
       const output = outputValue === baseValue ? base : codec.format(outputValue);
       if (output !== input) {
         edits.push({ endpoint: e, address: a, from: input, to: output, kind: remapped === undefined ? 'restored' : 'rewritten' });
       }
-      // A remapped address lies in its pair's target by construction: no second lookup for it. Only a remapped
-      // address differs from its base, so every recorded output is flagged.
-      const isFlagged = remapped !== undefined || index.inTarget(outputValue);
+      // A remapped or resolved address is flagged by construction: no second lookup for it. Only such an address
+      // differs from its base, so every recorded output is flagged.
+      const isFlagged = remapped !== undefined || (resolution === undefined && index.inTarget(outputValue));
       if (isFlagged && flags.get(output) === undefined) {
         if (output !== base) {
           flags.set(output, base);
           recorded++;
         } else if (!flags.has(output)) flags.set(output, undefined);
       }
-      // Left as it came: counted by reason. Without the leaf's views (the common case) that is one increment.
-      let external = false;
-      if (!isFlagged && output === input) {
-        if (externals.length > 0) external = externals.some((block) => within(block, inputValue));
-        if (external) hubExternal++; else unmatched++;
-      }
+      // Left as it came: counted by reason.
+      const unresolved = resolution !== undefined && !resolution.resolved ? resolution : undefined;
+      const reason: UntouchedReason = unresolved?.reason ?? context.unmatched;
+      if (!isFlagged && output === input) untouched[reason]++;
       if (observe !== undefined) {
-        const pair = remapped === undefined ? undefined : index.sourceOf(baseValue)?.pair;
-        const trace = { input, base, output, pair, flagged: isFlagged };
-        observe({ endpoint: e, address: a, ...trace, reason: reasonFor(trace, external ? 'hub-external' : context.unmatched) });
+        const pair = remapped === undefined || resolution !== undefined ? undefined : index.sourceOf(baseValue)?.pair;
+        const hub = resolved === undefined ? undefined : { ip: resolved.ip.ref, peer: resolved.peer, configuration: resolved.configuration };
+        const stock = unresolved === undefined ? undefined : { reason: unresolved.reason, detail: unresolved.detail };
+        const trace = { input, base, output, pair, hub, flagged: isFlagged };
+        observe({ endpoint: e, address: a, ...trace, stock, reason: reasonFor(trace, reason) });
       }
     }
   }
@@ -224,7 +245,6 @@ function rewriteFamily<V extends number | bigint>(
     const present = current !== undefined && Object.hasOwn(current, key);
     return value === undefined ? present : !present || current[key] !== value;
   });
-  const untouched = { 'not-canonical': notCanonical, 'hub-external': hubExternal, 'no-fcc': 0, 'no-pair': 0, [context.unmatched]: unmatched };
   return { slice, edits, annotations, untouched };
 }
 
@@ -232,10 +252,10 @@ function rewriteFamily<V extends number | bigint>(
 function rewriteSlice(slice: ReflectedSlice, snapshot: Snapshot, observe?: TraceObserver): SliceRewrite | SliceSkip {
   const view: ClusterView = snapshot.forCluster(slice.clusterId);
   const unmatched = view.states.length === 0 ? 'no-fcc' : 'no-pair';
-  const origin = slice.origin;
+  const resolver = slice.origin === undefined ? NO_HUB_RESOLVER : snapshot.resolverFor(slice.origin);
   return slice.family === 'IPv4'
-    ? rewriteFamily(slice, ipv4, view.index.ipv4, { unmatched, hubExternal: origin === undefined ? [] : snapshot.views.externalOf(origin, 'IPv4') }, observe)
-    : rewriteFamily(slice, ipv6, view.index.ipv6, { unmatched, hubExternal: origin === undefined ? [] : snapshot.views.externalOf(origin, 'IPv6') }, observe);
+    ? rewriteFamily(slice, ipv4, view.index.ipv4, { unmatched, resolver: resolver.ipv4 }, observe)
+    : rewriteFamily(slice, ipv6, view.index.ipv6, { unmatched, resolver: resolver.ipv6 }, observe);
 }
 
 /** f of SPEC §3 from any JSON: a skip (left alone) or the rewrite against the slice's cluster in `snapshot`. */

@@ -1,6 +1,7 @@
 // The immutable view a request reads: every FCC, evaluated per local cluster on first use and kept with the snapshot.
 import type { ForeignClusterConnection } from './fcc.ts';
 import { leafViews, type LeafViews, type LiqoConfiguration, type TunnelStates } from './leaf-views.ts';
+import { HUB_NOT_READ, hubResolver, NO_HUB_RESOLVER, type HubIpam, type HubResolver } from './hub-resolution.ts';
 import { byRef } from './object-name.ts';
 import { indexPairs, type PairIndex } from './pair-index.ts';
 import { evaluatePairs, notThisCluster, type PairState, type ShortcutPair } from './pairs.ts';
@@ -20,6 +21,10 @@ export interface Snapshot {
   readonly tunnels: TunnelStates;
   /** The leaf's Liqo Configurations; empty when none are known (no local-overlap, no hub-external). */
   readonly views: LeafViews;
+  /** The hub's IPAM objects (stock Liqo), or why they are not known. */
+  readonly hub: HubIpam;
+  /** Resolves addresses of slices reflected by `hubId` through its IPAM; inactive where the leaf sees none of its external CIDR. */
+  resolverFor(hubId: string): HubResolver;
   /** Every cluster ID named by some FCC, sorted. */
   readonly clusterIds: readonly string[];
   forCluster(clusterId: string): ClusterView;
@@ -32,6 +37,7 @@ export interface SnapshotInput {
   readonly fccs: readonly ForeignClusterConnection[];
   readonly tunnels?: TunnelStates;
   readonly configurations?: readonly LiqoConfiguration[];
+  readonly hub?: HubIpam;
 }
 
 /** The view of a cluster no FCC names: no states, no pairs. */
@@ -66,11 +72,25 @@ export function buildSnapshot(input: SnapshotInput): Snapshot {
     }
     return view;
   };
+  const hub = input.hub ?? HUB_NOT_READ;
+  // Only hubs the leaf has a Configuration for get a resolver, made on first use: origin labels do not bound memory.
+  const resolvers = new Map<string, HubResolver>();
+  const resolverFor = (hubId: string): HubResolver => {
+    if (leaf.configurationsOf(hubId).length === 0) return NO_HUB_RESOLVER;
+    let resolver = resolvers.get(hubId);
+    if (resolver === undefined) {
+      resolver = hubResolver(hubId, hub, { configurationsOf: leaf.configurationsOf, tunnels });
+      resolvers.set(hubId, resolver);
+    }
+    return resolver;
+  };
   return Object.freeze({
     version: input.version,
     fccs,
     tunnels,
     views: leaf,
+    hub,
+    resolverFor,
     clusterIds: Object.freeze([...byCluster.keys()].sort()),
     forCluster,
     statesFor(clusterId: string): readonly PairState[] {

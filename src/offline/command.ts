@@ -29,11 +29,11 @@ export async function runRewrite(config: RewriteConfig, io: Io): Promise<number>
     io.stderr.write(`shortcut-webhook rewrite: ${message}\n`);
     return EXIT_INVALID_INPUT;
   };
-  const loaded = await loadShortcutFiles(config.shortcuts);
+  const loaded = await loadShortcutFiles({ shortcuts: config.shortcuts, hub: config.hub });
   if (!loaded.ok) return fail(loaded.message);
   for (const note of loaded.value.ignored) io.stderr.write(`shortcut-webhook rewrite: ignored ${note}\n`);
-  const { fccs, tunnels, configurations } = loaded.value;
-  const snapshot = buildSnapshot({ version: 1, fccs, tunnels, configurations });
+  const { fccs, tunnels, configurations, hub } = loaded.value;
+  const snapshot = buildSnapshot({ version: 1, fccs, tunnels, configurations, hub });
   const origin = config.input === '-' ? 'stdin' : config.input;
   let text: string;
   try {

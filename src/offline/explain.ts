@@ -41,6 +41,15 @@ function leafTables(snapshot: Snapshot): string[] {
       configurations.map((c) => [c.ref, c.remoteCluster ?? '-', cidrTexts(c.localPod), cidrTexts(c.remotePod), cidrTexts(c.remoteExternal)]),
     ));
   }
+  const { hub } = snapshot;
+  if (hub.known) {
+    lines.push('', `The hub's IPAM (${hub.ips.size} pod IPs; its Configurations say where it sees each peer's pods):`, ...table(
+      ['CONFIGURATION', 'PEER', 'HUB VIEW', 'PEER PODS'],
+      hub.configurations.map((c) => [c.ref, c.remoteCluster ?? '-', cidrTexts(c.podMappings.map((m) => m.seen)), cidrTexts(c.podMappings.map((m) => m.declared))]),
+    ));
+  } else if (snapshot.views.externals.length > 0) {
+    lines.push('', `The hub's IPAM is not known: ${hub.why}.`);
+  }
   if (snapshot.tunnels.size > 0) {
     lines.push('', 'Liqo Connections of the leaf (a shortcut is used only while all of its peer\'s are Connected):', ...table(
       ['PEER', 'STATE'], sortedTunnels(snapshot.tunnels).map(([peer, state]) => [peer, state || '(no status)']),
@@ -63,6 +72,15 @@ function blockingState(snapshot: Snapshot, fccs: ReadonlyMap<string, ForeignClus
 }
 
 function traceRow(trace: AddressTrace, snapshot: Snapshot, fccs: ReadonlyMap<string, ForeignClusterConnection>, cluster: string): string[] {
+  // The stock path: the hub IP, the peer and the leaf Configuration used, or why the address stays.
+  if (trace.hub !== undefined) {
+    return [shown(trace.input), shown(trace.output), `IP ${trace.hub.ip}`, `${trace.reason}: via ${trace.hub.peer} (${trace.hub.configuration})`];
+  }
+  if (trace.stock !== undefined) {
+    // hub-external's why is the same for every address, said once below the tables.
+    const why = trace.stock.reason === 'hub-external' ? trace.stock.reason : `${trace.stock.reason}: ${trace.stock.detail}`;
+    return [shown(trace.input), shown(trace.output), '-', trace.reason === 'restored' ? `restored, ${why}` : why];
+  }
   const blocked = trace.reason === 'no-pair' || trace.reason === 'restored' ? blockingState(snapshot, fccs, cluster, trace.base) : undefined;
   if (blocked !== undefined && !blocked.usable) {
     return [shown(trace.input), shown(trace.output), blocked.fcc, `${trace.reason}: ${blocked.reason}`];
@@ -90,7 +108,7 @@ export function explain(results: readonly DocumentResult[], snapshot: Snapshot, 
       if (!clusters.includes(cluster)) clusters.push(cluster);
       lines.push(`${document.name} ${slice.name}: cluster ${cluster}, ${result.slice.family}`);
       if (slice.traces.length === 0) lines.push('(no addresses)');
-      else lines.push(...table(['INPUT', 'OUTPUT', 'FCC', 'REASON'],
+      else lines.push(...table(['INPUT', 'OUTPUT', slice.traces.some((t) => t.hub !== undefined) ? 'FCC OR HUB IP' : 'FCC', 'REASON'],
         slice.traces.map((trace) => traceRow(trace, snapshot, fccs, cluster))));
     }
   }

@@ -5,11 +5,12 @@ import type { Logger } from '../log.ts';
 import { ProblemLatch } from '../util/problem-latch.ts';
 import { SerialTask } from '../util/serial-task.ts';
 import { watchPaths, type PathWatch } from '../util/watch-paths.ts';
-import { parseShortcutTexts, readShortcutTexts } from './shortcut-files.ts';
+import { parseShortcutTexts, readShortcutTexts, type ViewPaths } from './shortcut-files.ts';
 import type { SnapshotStore } from './shortcut-view.ts';
 
 export interface FileSourceOptions {
-  readonly paths: readonly string[];
+  /** `--shortcuts` and `--hub`: read together, published in one rebuild. */
+  readonly paths: ViewPaths;
   readonly store: SnapshotStore;
   readonly logger: Logger;
   /** How often the files are read even without a watch event (default 2 s). */
@@ -28,7 +29,8 @@ export class FileShortcutSource {
   async start(): Promise<void> {
     await this.reload();
     // A path is watched as a folder and through its parent, so a file replaced by rename is noticed too.
-    this.watching = watchPaths(this.options.paths.flatMap((path) => [path, dirname(path)]),
+    const { shortcuts, hub } = this.options.paths;
+    this.watching = watchPaths([...shortcuts, ...hub].flatMap((path) => [path, dirname(path)]),
       () => void this.reload(), this.options.pollIntervalMs ?? 2000);
   }
 
@@ -54,7 +56,7 @@ export class FileShortcutSource {
     }
     // A broken edit is parsed (and reported) once, not on every poll until it is fixed.
     if (texts.ok && texts.value.fingerprint === this.brokenFingerprint) return;
-    const loaded = texts.ok ? parseShortcutTexts(texts.value) : texts;
+    const loaded = texts.ok ? parseShortcutTexts(texts.value, { hubGiven: this.options.paths.hub.length > 0 }) : texts;
     this.brokenFingerprint = !loaded.ok && texts.ok ? texts.value.fingerprint : undefined;
     if (!loaded.ok) {
       if (this.readProblems.isNew(loaded.message)) {
@@ -67,8 +69,9 @@ export class FileShortcutSource {
     const { value } = loaded;
     this.fingerprint = value.fingerprint;
     for (const note of value.ignored) logger.warn({ document: note }, 'ignored a document in the shortcut files');
-    const snapshot = store.publish({ fccs: value.fccs, tunnels: value.tunnels, configurations: value.configurations });
+    const snapshot = store.publish({ fccs: value.fccs, tunnels: value.tunnels, configurations: value.configurations, hub: value.hub });
     logger.info({ version: snapshot.version, fccs: snapshot.fccs.length, tunnels: value.tunnels.size,
-      configurations: value.configurations.length, files: value.files.length }, 'shortcut view loaded from files');
+      configurations: value.configurations.length, hubIps: value.hub.known ? value.hub.ips.size : null, files: value.files.length },
+    'shortcut view loaded from files');
   }
 }

@@ -1,6 +1,8 @@
 // The read side of the shortcut view, shared by every source: the current snapshot, swapped whole by reference.
 import { sameFcc, type ForeignClusterConnection } from '../core/fcc.ts';
 import { sameConfigurations, type LiqoConfiguration, type TunnelStates } from '../core/leaf-views.ts';
+import { sameHubIp, type HubIp } from '../core/hub-ipam.ts';
+import { HUB_NOT_READ, type HubIpam } from '../core/hub-resolution.ts';
 import { buildSnapshot, type Snapshot } from '../core/snapshot.ts';
 
 /** What requests and the controller read. Sources (files, the API) write through a SnapshotStore. */
@@ -22,6 +24,8 @@ export interface ViewParts {
   readonly fccs: readonly ForeignClusterConnection[];
   readonly tunnels: TunnelStates;
   readonly configurations: readonly LiqoConfiguration[];
+  /** The hub's IPAM objects (stock Liqo), or why they are not known. */
+  readonly hub: HubIpam;
 }
 
 function sameFccs(a: readonly ForeignClusterConnection[], b: readonly ForeignClusterConnection[]): boolean {
@@ -30,6 +34,24 @@ function sameFccs(a: readonly ForeignClusterConnection[], b: readonly ForeignClu
     const other = b[i];
     return other !== undefined && sameFcc(fcc, other);
   });
+}
+
+function sameIps(a: HubIpam & { known: true }, b: HubIpam & { known: true }): boolean {
+  if (a.ips.size !== b.ips.size) return false;
+  for (const family of ['ipv4', 'ipv6'] as const) {
+    const others: ReadonlyMap<number | bigint, readonly HubIp[]> = b.ips[family];
+    for (const [address, list] of a.ips[family]) {
+      const other = others.get(address);
+      if (other === undefined || other.length !== list.length || list.some((ip, i) => !sameHubIp(ip, other[i] ?? ip) || other[i] === undefined)) return false;
+    }
+  }
+  return true;
+}
+
+/** Same decisions: a hub IP's resourceVersion or a Configuration's condition moving changes nothing to resolve. */
+export function sameHub(a: HubIpam, b: HubIpam): boolean {
+  if (!a.known || !b.known) return !a.known && !b.known && a.why === b.why;
+  return sameConfigurations(a.configurations, b.configurations) && sameIps(a, b);
 }
 
 function sameTunnels(a: TunnelStates, b: TunnelStates): boolean {
@@ -46,6 +68,7 @@ export class SnapshotStore implements ShortcutView {
   private fccs: readonly ForeignClusterConnection[] = [];
   private tunnels: TunnelStates = new Map();
   private configurations: readonly LiqoConfiguration[] = [];
+  private hub: HubIpam = HUB_NOT_READ;
 
   constructor(private readonly clock: Clock = Date.now) {}
 
@@ -112,6 +135,10 @@ export class SnapshotStore implements ShortcutView {
       this.configurations = parts.configurations;
       changed = true;
     }
+    if (parts.hub !== undefined && !sameHub(parts.hub, this.hub)) {
+      this.hub = parts.hub;
+      changed = true;
+    }
     return changed || first ? this.rebuild() : this.snapshot;
   }
 
@@ -122,7 +149,9 @@ export class SnapshotStore implements ShortcutView {
   }
 
   private rebuild(): Snapshot {
-    this.snapshot = buildSnapshot({ version: this.snapshot.version + 1, fccs: this.fccs, tunnels: this.tunnels, configurations: this.configurations });
+    this.snapshot = buildSnapshot({
+      version: this.snapshot.version + 1, fccs: this.fccs, tunnels: this.tunnels, configurations: this.configurations, hub: this.hub,
+    });
     for (const listener of this.listeners) listener(this.snapshot);
     return this.snapshot;
   }

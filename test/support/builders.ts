@@ -165,3 +165,17 @@ export function connectionObject(peer: string, value: string, name = `gw-${peer}
     status: { value, latency: { value: '1.2ms', timestamp: '2026-11-20T10:00:00Z' } },
   };
 }
+
+/** A hub's IP of an offloaded pod, as Liqo's ipmapping controller writes it: named after the pod, in its namespace. */
+export function hubIpObject(spec: { pod: string; namespace?: string; ip: string; allocated?: string | null }): JsonObject {
+  const namespace = spec.namespace ?? 'demo';
+  return {
+    apiVersion: 'ipam.liqo.io/v1alpha1', kind: 'IP',
+    metadata: {
+      name: spec.pod, namespace, resourceVersion: '77',
+      labels: { 'offloading.liqo.io/pod-name': spec.pod, 'offloading.liqo.io/pod-namespace': namespace },
+    },
+    spec: { ip: spec.ip, masquerade: false },
+    status: spec.allocated === null ? {} : { ip: spec.allocated ?? '10.70.0.12', cidr: '10.70.0.0/16' },
+  };
+}

@@ -19,14 +19,14 @@ interface Running { readonly dir: string; readonly store: SnapshotStore; readonl
  * after `body`, however it ends.
  */
 async function withFileSource(
-  options: { paths: (dir: string) => string[]; prepare?: (dir: string) => void; pollIntervalMs?: number; logger?: Logger },
+  options: { paths: (dir: string) => string[]; hub?: (dir: string) => string[]; prepare?: (dir: string) => void; pollIntervalMs?: number; logger?: Logger },
   body: (running: Running) => Promise<void>,
 ): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'shortcut-files-'));
   options.prepare?.(dir);
   const store = new SnapshotStore();
   const source = new FileShortcutSource({
-    paths: options.paths(dir), store, logger: options.logger ?? createLogger('silent'), pollIntervalMs: options.pollIntervalMs ?? 25,
+    paths: { shortcuts: options.paths(dir), hub: options.hub?.(dir) ?? [] }, store, logger: options.logger ?? createLogger('silent'), pollIntervalMs: options.pollIntervalMs ?? 25,
   });
   await source.start();
   try {

@@ -1,0 +1,218 @@
+// The stock-Liqo path: an address the hub's IPAM allocated (in the leaf's view of the hub's external CIDR) resolved,
+// through the hub's own IP objects and Configurations, to the pod and its cluster, then moved into the leaf's direct
+// network to that cluster. Four moves, each Liqo's RemapMask (host bits kept under the target's prefix length):
+//   1. the leaf's view of the hub's external CIDR -> the hub's external CIDR     (leaf Configuration for the hub)
+//   2. the allocated address -> the IP object of the pod, and its `spec.ip`      (hub IP, checked against targetRef)
+//   3. the hub's view of the peer's pods -> the peer's own pod CIDR               (hub Configuration for the peer)
+//   4. the peer's own pod CIDR -> the leaf's view of the peer's pods              (leaf Configuration for the peer)
+// The last move is Liqo's own MapAddressWithConfiguration, so the output is the address the leaf's gateway routes
+// through its direct tunnel to the peer. Pure: decisions only, read from an immutable snapshot.
+import { moveInto, within, type Cidr } from './cidr.ts';
+import type { HubIp, HubIpIndex } from './hub-ipam.ts';
+import { ipv4, ipv6, type AddressCodec } from './ip.ts';
+import { TUNNEL_CONNECTED, type CidrMapping, type LiqoConfiguration, type TunnelStates } from './leaf-views.ts';
+
+/** What the hub's IPAM objects say, or why they are not known (then `hub-external` stays the answer). */
+export type HubIpam =
+  | { readonly known: true; readonly ips: HubIpIndex; readonly configurations: readonly LiqoConfiguration[] }
+  | { readonly known: false; readonly why: string };
+
+export const HUB_NOT_READ: HubIpam = Object.freeze({ known: false, why: 'no hub source: give --hub files, or --shortcuts-kubeconfig to read the hub' });
+
+/**
+ * Why an address of the hub's external space stays as it is:
+ * - `hub-external`: the hub's IPAM objects are not known, so nothing can say which pod the address is;
+ * - `no-hub-ip`: no hub IP is allocated at that address (for that endpoint's pod);
+ * - `no-peer`: the pod's hub address lies in no peer's pods as the hub sees them, or in this leaf's own;
+ * - `no-shortcut`: this leaf has no direct network to the pod's cluster (no Configuration, no Connection, or its
+ *   Configuration does not map the pod's address);
+ * - `tunnel-down`: it has Connections to that cluster, but not all are Connected.
+ */
+export type StockReason = 'hub-external' | 'no-hub-ip' | 'no-peer' | 'no-shortcut' | 'tunnel-down';
+
+export const STOCK_REASONS: readonly StockReason[] = ['hub-external', 'no-hub-ip', 'no-peer', 'no-shortcut', 'tunnel-down'];
+
+/** The pod an endpoint names (`targetRef` of kind RemotePod: the hub pod's name and namespace). */
+export interface PodRef {
+  readonly name: string;
+  readonly namespace: string;
+}
+
+/** What `explain` shows of a resolution: the hub IP, the peer and the leaf Configuration used. */
+export interface Resolved<V> {
+  readonly resolved: true;
+  readonly value: V;
+  readonly ip: HubIp;
+  readonly peer: string;
+  readonly configuration: string;
+}
+
+export interface Unresolved {
+  readonly resolved: false;
+  readonly reason: StockReason;
+  readonly detail: string;
+}
+
+export type Resolution<V> = Resolved<V> | Unresolved;
+
+/** Resolves addresses of one family reflected by one hub, for one leaf. */
+export interface FamilyResolver<V extends number | bigint> {
+  /** False when the leaf sees no external CIDR of this hub in this family: every address takes the FCC path. */
+  readonly active: boolean;
+  /** Undefined when `value` is not in the leaf's view of the hub's external CIDR (the FCC path's address). */
+  resolve(value: V, pod: PodRef | undefined, leafCluster: string): Resolution<V> | undefined;
+}
+
+export interface HubResolver {
+  readonly ipv4: FamilyResolver<number>;
+  readonly ipv6: FamilyResolver<bigint>;
+}
+
+/** The leaf's own Liqo objects the resolution reads. */
+export interface LeafNetwork {
+  /** The leaf's Configurations, by the peer they are for. */
+  readonly configurationsOf: (cluster: string) => readonly LiqoConfiguration[];
+  readonly tunnels: TunnelStates;
+}
+
+type Span<V> = { readonly network: V; readonly last: V; readonly prefixLength: number };
+type Move<V> = { readonly from: Span<V>; readonly to: Span<V>; readonly configuration: string; readonly cluster: string };
+
+/** How one family's values are read out of the family-tagged unions, without casts. */
+interface FamilyAccess<V extends number | bigint> {
+  readonly codec: AddressCodec<V>;
+  span(cidr: Cidr): Span<V> | undefined;
+  podAddress(ip: HubIp): V | undefined;
+}
+
+const IPV4_ACCESS: FamilyAccess<number> = {
+  codec: ipv4,
+  span: (cidr) => (cidr.family === 'IPv4' ? cidr : undefined),
+  podAddress: (ip) => (ip.family === 'IPv4' ? ip.pod : undefined),
+};
+
+const IPV6_ACCESS: FamilyAccess<bigint> = {
+  codec: ipv6,
+  span: (cidr) => (cidr.family === 'IPv6' ? cidr : undefined),
+  podAddress: (ip) => (ip.family === 'IPv6' ? ip.pod : undefined),
+};
+
+/** `declared -> seen` (or the reverse) of each position, in this family, with where it was read. */
+function moves<V extends number | bigint>(
+  access: FamilyAccess<V>, configurations: readonly LiqoConfiguration[], pick: (c: LiqoConfiguration) => readonly CidrMapping[], direction: 'to-seen' | 'to-declared',
+): Move<V>[] {
+  const result: Move<V>[] = [];
+  for (const configuration of configurations) {
+    for (const mapping of pick(configuration)) {
+      const declared = access.span(mapping.declared);
+      const seen = access.span(mapping.seen);
+      if (declared === undefined || seen === undefined) continue;
+      result.push({
+        from: direction === 'to-seen' ? declared : seen,
+        to: direction === 'to-seen' ? seen : declared,
+        configuration: configuration.ref,
+        cluster: configuration.remoteCluster ?? '',
+      });
+    }
+  }
+  return result;
+}
+
+function moveHolding<V extends number | bigint>(list: readonly Move<V>[], value: V): Move<V> | undefined {
+  for (const move of list) if (within(move.from, value)) return move;
+  return undefined;
+}
+
+const INACTIVE: FamilyResolver<never> = Object.freeze({ active: false, resolve: () => undefined });
+
+function familyResolver<V extends number | bigint>(options: {
+  readonly access: FamilyAccess<V>;
+  readonly hubId: string;
+  readonly hub: HubIpam;
+  readonly leaf: LeafNetwork;
+  readonly ips: ReadonlyMap<V, readonly HubIp[]> | undefined;
+}): FamilyResolver<V> {
+  const { access, hubId, hub, leaf, ips } = options;
+  const { codec } = access;
+  // Step 1's domain: the leaf's view of the hub's external CIDR (`status.remote.cidr.external`), even at a position
+  // whose `spec` side is missing: such an address is the hub's allocation, whatever else is unknown about it.
+  const leafToHub = leaf.configurationsOf(hubId);
+  const domain = leafToHub.flatMap((c) => c.remoteExternal.flatMap((cidr) => access.span(cidr) ?? []));
+  if (domain.length === 0) return INACTIVE;
+  const toHub = moves(access, leafToHub, (c) => c.externalMappings, 'to-declared');
+  const text = (value: V) => codec.format(value);
+  const inDomain = (value: V) => domain.some((span) => within(span, value));
+  if (!hub.known) {
+    return {
+      active: true,
+      resolve: (value) => !inDomain(value) ? undefined
+        : { resolved: false, reason: 'hub-external', detail: `allocated by ${hubId}'s IPAM, whose IP objects are not known (${hub.why})` },
+    };
+  }
+  // Step 3: the hub's view of each peer's pods -> the peer's own pod CIDR.
+  const hubToPeer = moves(access, hub.configurations, (c) => c.podMappings, 'to-declared').filter((move) => move.cluster !== '');
+  // Step 4, per peer: the peer's own pod CIDR -> the leaf's view of it. Built on first use: a leaf has few peers.
+  const direct = new Map<string, Move<V>[]>();
+  const directMoves = (peer: string) => {
+    let list = direct.get(peer);
+    if (list === undefined) direct.set(peer, list = moves(access, leaf.configurationsOf(peer), (c) => c.podMappings, 'to-seen'));
+    return list;
+  };
+  return {
+    active: true,
+    resolve(value, pod, leafCluster) {
+      const step1 = moveHolding(toHub, value);
+      if (step1 === undefined) {
+        return !inDomain(value) ? undefined : { resolved: false, reason: 'hub-external',
+          detail: `in ${hubId}'s external CIDR as this leaf sees it, at a position of its Configuration without spec.remote.cidr.external` };
+      }
+      const allocated = moveInto(codec, value, step1.to);
+      const candidates = ips?.get(allocated) ?? [];
+      const ip = pod === undefined ? candidates[0]
+        : candidates.find((candidate) => candidate.podName === pod.name && candidate.podNamespace === pod.namespace);
+      if (ip === undefined) {
+        const detail = candidates.length === 0 ? `no IP of ${hubId} is allocated at ${text(allocated)}`
+          : `${hubId}'s IP at ${text(allocated)} is ${candidates.map((c) => c.ref).join(', ')}, not the endpoint's pod ${pod?.namespace}/${pod?.name}`;
+        return { resolved: false, reason: 'no-hub-ip', detail };
+      }
+      // Always defined: an IP is indexed under its allocated address's family, which its pod address shares.
+      const podOnHub = access.podAddress(ip);
+      if (podOnHub === undefined) return { resolved: false, reason: 'no-hub-ip', detail: `${ip.ref} holds addresses of two families` };
+      const step3 = moveHolding(hubToPeer, podOnHub);
+      if (step3 === undefined) {
+        return { resolved: false, reason: 'no-peer', detail: `${ip.ref} (${text(podOnHub)}) is in no peer's pod CIDR as ${hubId} sees them` };
+      }
+      const peer = step3.cluster;
+      if (peer === leafCluster) {
+        return { resolved: false, reason: 'no-peer', detail: `${ip.ref} is a pod of ${leafCluster} itself (${step3.configuration} on ${hubId})` };
+      }
+      const own = moveInto(codec, podOnHub, step3.to);
+      const configurations = leaf.configurationsOf(peer);
+      if (configurations.length === 0) {
+        return { resolved: false, reason: 'no-shortcut', detail: `${ip.ref} runs on ${peer}, and this leaf has no Liqo Configuration for ${peer}` };
+      }
+      const tunnel = leaf.tunnels.get(peer);
+      if (tunnel === undefined) {
+        return { resolved: false, reason: 'no-shortcut', detail: `${ip.ref} runs on ${peer}, and this leaf has no Liqo Connection to ${peer}` };
+      }
+      if (tunnel !== TUNNEL_CONNECTED) {
+        return { resolved: false, reason: 'tunnel-down', detail: `${ip.ref} runs on ${peer}; the leaf's Liqo Connection to ${peer} is ${tunnel || 'without status'}, not Connected` };
+      }
+      const step4 = moveHolding(directMoves(peer), own);
+      if (step4 === undefined) {
+        return { resolved: false, reason: 'no-shortcut', detail: `${ip.ref} runs on ${peer} at ${text(own)}, in no spec.remote.cidr.pod of this leaf's Configuration for ${peer}` };
+      }
+      return { resolved: true, value: moveInto(codec, own, step4.to), ip, peer, configuration: step4.configuration };
+    },
+  };
+}
+
+/** The resolver for slices reflected by `hubId` (their `offloading.liqo.io/origin`). */
+export function hubResolver(hubId: string, hub: HubIpam, leaf: LeafNetwork): HubResolver {
+  return {
+    ipv4: familyResolver({ access: IPV4_ACCESS, hubId, hub, leaf, ips: hub.known ? hub.ips.ipv4 : undefined }),
+    ipv6: familyResolver({ access: IPV6_ACCESS, hubId, hub, leaf, ips: hub.known ? hub.ips.ipv6 : undefined }),
+  };
+}
+
+export const NO_HUB_RESOLVER: HubResolver = Object.freeze({ ipv4: INACTIVE, ipv6: INACTIVE });
