@@ -65,6 +65,10 @@ export class Metrics {
   readonly viewWatchRestarts = new Counter({
     name: `${PREFIX}view_watch_restarts_total`, help: 'Times a watch of the shortcut source was restarted after an error or close.', registers: [this.registry],
   });
+  readonly hubIps = new Gauge({
+    name: `${PREFIX}hub_ips`, help: 'IPs of offloaded pods known from the hub\'s IPAM (the stock-Liqo path); 0 while it is not read.',
+    registers: [this.registry],
+  });
   readonly slicesReconciled = new Counter({
     name: `${PREFIX}slices_reconciled_total`, help: 'Stored slices visited by the controller, by result.',
     labelNames: ['result'] as const, registers: [this.registry],

@@ -127,6 +127,7 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
   const store = new SnapshotStore();
   metrics.trackView(store);
   store.subscribe((snapshot) => metrics.setPairStates(localStates(snapshot, config.clusterId)));
+  store.subscribe((snapshot) => metrics.hubIps.set(snapshot.hub.known ? snapshot.hub.ips.size : 0));
   store.subscribe(pairLogger(logger, config.clusterId));
   store.subscribe(notesLogger(logger, store, config.clusterId));
 
@@ -172,6 +173,8 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
     const { ClusterShortcutSource } = await import('./view/cluster-source.ts');
     source = new ClusterShortcutSource({
       store, logger, shortcutsConfig: shortcuts.config, namespace: config.shortcutsNamespace, localConfig: local?.config,
+      // FCCs read on the hub: its IPAM objects are read there too (the stock-Liqo path).
+      hubConfig: config.shortcutsKubeconfig === undefined ? undefined : shortcuts.config,
       onRestart: () => metrics.viewWatchRestarts.inc(),
     });
     logger.info({ from: shortcuts.origin, namespace: config.shortcutsNamespace ?? 'all' }, 'watching ForeignClusterConnections');

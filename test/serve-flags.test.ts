@@ -171,8 +171,11 @@ test('--shortcuts-kubeconfig: FCCs come from the hub; slices, Connections and th
 
     const hubRequests = hub.requests.map((r) => `${r.method} ${r.path}`);
     assert.ok(hub.requests.some((r) => r.watch), 'FCCs are watched on the hub');
-    assert.deepEqual(hub.requests.filter((r) => !isFccRequest(r) || r.method !== 'GET').map((r) => `${r.method} ${r.path}`), [],
-      `only FCC reads on the hub (no mirroring, no slices, Connections or Leases): ${hubRequests.join(', ')}`);
+    // Besides FCCs, the hub's IPAM objects the stock-Liqo path resolves with: read, never written.
+    const hubIpam = (r: { path: string }) => /^\/apis\/(ipam\.liqo\.io\/v1alpha1\/ips|networking\.liqo\.io\/v1beta1\/configurations)(\?|$)/.test(r.path);
+    assert.deepEqual(hub.requests.filter((r) => !(isFccRequest(r) || hubIpam(r)) || r.method !== 'GET').map((r) => `${r.method} ${r.path}`), [],
+      `only FCC and IPAM reads on the hub (no mirroring, no slices, Connections or Leases): ${hubRequests.join(', ')}`);
+    assert.ok(hub.requests.some((r) => r.path.startsWith('/apis/ipam.liqo.io/v1alpha1/ips')), 'the hub\'s IPs are read on the hub');
     assert.deepEqual(local.api.requests.filter(isFccRequest).map((r) => `${r.method} ${r.path}`), [], 'no FCC requests on the local cluster');
     assert.ok(local.api.requests.some((r) => r.path.endsWith('/connections')), 'Liqo Connections are read on the local cluster');
     assert.ok(local.api.requests.some((r) => r.method === 'PATCH' && isSliceRequest(r)), 'slices are patched on the local cluster');

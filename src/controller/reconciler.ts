@@ -39,9 +39,13 @@ export interface ReconcilerOptions {
   readonly isLeader?: () => boolean;
 }
 
-/** What the controller reacts to: the usable rules of every local cluster, as one comparable string. */
+/**
+ * What the controller reacts to: the usable rules of every local cluster, and what the stock path reads (the hub's
+ * IPs and Configurations, the leaf's), as one comparable string.
+ */
 function viewSignature(snapshot: Snapshot, clusterId: string | undefined): string {
-  return localClusters(snapshot, clusterId).map((id) => `${id}=${pairSignature(snapshot.forCluster(id))}`).join(';');
+  const pairs = localClusters(snapshot, clusterId).map((id) => `${id}=${pairSignature(snapshot.forCluster(id))}`).join(';');
+  return `${pairs};stock=${snapshot.stockInputs}`;
 }
 
 const RETRIES_ON_CONFLICT = 3;

@@ -29,9 +29,18 @@ export function localStates(snapshot: Snapshot, clusterId: string | undefined): 
 /** What an operator wondering "why does nothing change?" should read first. */
 export function viewNotes(snapshot: Snapshot, clusterId: string | undefined, synced: boolean): string[] {
   if (!synced) return [];
-  if (snapshot.fccs.length === 0) return ['the shortcut source holds no ForeignClusterConnection at all: nothing can be rewritten'];
-  if (clusterId !== undefined && snapshot.forCluster(clusterId).states.length === 0) {
-    return [`no ForeignClusterConnection names cluster ${clusterId}: its slices are left as they are`];
+  const { hub } = snapshot;
+  // The stock path needs no FCC: where the leaf sees a hub's external CIDR and the hub's IPAM is read, it can rewrite.
+  const seesExternal = snapshot.views.externals.length > 0;
+  const stock = hub.known && seesExternal;
+  const notes: string[] = [];
+  if (snapshot.fccs.length === 0) {
+    notes.push(stock
+      ? 'the shortcut source holds no ForeignClusterConnection: only addresses the hub allocated are resolved, through its IPAM'
+      : 'the shortcut source holds no ForeignClusterConnection at all: nothing can be rewritten');
+  } else if (clusterId !== undefined && snapshot.forCluster(clusterId).states.length === 0) {
+    notes.push(`no ForeignClusterConnection names cluster ${clusterId}: ${stock ? 'only addresses the hub allocated are resolved' : 'its slices are left as they are'}`);
   }
-  return [];
+  if (!hub.known && seesExternal) notes.push(`the hub's IPAM objects are not known (${hub.why}): addresses it allocated stay hub-external`);
+  return notes;
 }

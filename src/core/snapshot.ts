@@ -23,6 +23,11 @@ export interface Snapshot {
   readonly views: LeafViews;
   /** The hub's IPAM objects (stock Liqo), or why they are not known. */
   readonly hub: HubIpam;
+  /**
+   * Grows whenever what the stock path reads changed (the hub's IPs and Configurations, the leaf's Configurations
+   * and Connections): the controller re-runs on it, as it does when the usable pairs change.
+   */
+  readonly stockInputs: number;
   /** Resolves addresses of slices reflected by `hubId` through its IPAM; inactive where the leaf sees none of its external CIDR. */
   resolverFor(hubId: string): HubResolver;
   /** Every cluster ID named by some FCC, sorted. */
@@ -38,6 +43,7 @@ export interface SnapshotInput {
   readonly tunnels?: TunnelStates;
   readonly configurations?: readonly LiqoConfiguration[];
   readonly hub?: HubIpam;
+  readonly stockInputs?: number;
 }
 
 /** The view of a cluster no FCC names: no states, no pairs. */
@@ -90,6 +96,7 @@ export function buildSnapshot(input: SnapshotInput): Snapshot {
     tunnels,
     views: leaf,
     hub,
+    stockInputs: input.stockInputs ?? 0,
     resolverFor,
     clusterIds: Object.freeze([...byCluster.keys()].sort()),
     forCluster,

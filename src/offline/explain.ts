@@ -47,8 +47,6 @@ function leafTables(snapshot: Snapshot): string[] {
       ['CONFIGURATION', 'PEER', 'HUB VIEW', 'PEER PODS'],
       hub.configurations.map((c) => [c.ref, c.remoteCluster ?? '-', cidrTexts(c.podMappings.map((m) => m.seen)), cidrTexts(c.podMappings.map((m) => m.declared))]),
     ));
-  } else if (snapshot.views.externals.length > 0) {
-    lines.push('', `The hub's IPAM is not known: ${hub.why}.`);
   }
   if (snapshot.tunnels.size > 0) {
     lines.push('', 'Liqo Connections of the leaf (a shortcut is used only while all of its peer\'s are Connected):', ...table(

@@ -16,6 +16,10 @@ export interface DebugPairs {
     readonly pairs: readonly { fcc: string; peer: string; hubPrefix: string; shortcutPrefix: string }[];
     readonly unusable: readonly { fcc: string; peer: string | null; reason: string; detail: string }[];
   }[];
+  /** The hub's IPAM objects the stock path reads, or why they are not known. */
+  readonly hub:
+    | { readonly known: true; readonly ips: number; readonly configurations: readonly { configuration: string; peer: string | null; hubViewPodCIDRs: readonly string[]; peerPodCIDRs: readonly string[] }[] }
+    | { readonly known: false; readonly why: string };
   /** The leaf's own Liqo objects the decisions read (cluster mode, or given with the files); empty when unknown. */
   readonly leaf: {
     readonly connections: Readonly<Record<string, string>>;
@@ -53,6 +57,15 @@ export function debugPairs({ snapshot, clusterId, synced, lastSync }: DebugPairs
         unusable: states.flatMap((state) => (state.usable ? [] : [{ fcc: state.fcc, peer: state.peer ?? null, reason: state.reason, detail: state.detail }])),
       };
     }),
+    hub: snapshot.hub.known
+      ? {
+        known: true, ips: snapshot.hub.ips.size,
+        configurations: snapshot.hub.configurations.map((c) => ({
+          configuration: c.ref, peer: c.remoteCluster ?? null,
+          hubViewPodCIDRs: c.podMappings.map((m) => m.seen.text), peerPodCIDRs: c.podMappings.map((m) => m.declared.text),
+        })),
+      }
+      : { known: false, why: snapshot.hub.why },
     leaf: {
       connections: Object.fromEntries(sortedTunnels(snapshot.tunnels)),
       configurations: snapshot.views.configurations.map((c) => ({

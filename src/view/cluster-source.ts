@@ -1,6 +1,7 @@
 // The shortcut view from the Kubernetes API: ForeignClusterConnections (local cluster, or the hub through
 // --shortcuts-kubeconfig) and, where the leaf has them, its Liqo Connections (a tunnel liveness cross-check) and
-// Configurations (its own views, for local-view safety and hub-external).
+// Configurations (its own views, for local-view safety and the stock path); with --shortcuts-kubeconfig, the hub's
+// IPAM objects too (hub-source.ts).
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { decodeFcc, FCC_GROUP, FCC_PLURAL, FCC_VERSION, type ForeignClusterConnection } from '../core/fcc.ts';
 import { isObject } from '../core/json.ts';
@@ -8,7 +9,8 @@ import { CONFIGURATION_PLURAL, CONNECTION_PLURAL, decodeConfiguration, tunnelSta
 import type { BackoffOptions } from '../util/backoff.ts';
 import type { Logger } from '../log.ts';
 import { readListPage } from '../kube/client.ts';
-import { ListWatch } from './list-watch.ts';
+import { keepObject, ListWatch } from './list-watch.ts';
+import { HubIpamSource } from './hub-source.ts';
 import type { SnapshotStore } from './shortcut-view.ts';
 
 export interface ClusterSourceOptions {
@@ -19,6 +21,8 @@ export interface ClusterSourceOptions {
   readonly namespace: string | undefined;
   /** The local cluster, for Liqo Connections and Configurations; undefined when there is none to ask. */
   readonly localConfig: KubeConfig | undefined;
+  /** The hub, for its IPAM objects (the stock-Liqo path); undefined when the FCCs are read on the leaf itself. */
+  readonly hubConfig?: KubeConfig | undefined;
   readonly onRestart?: () => void;
   readonly backoff?: BackoffOptions;
   readonly watchTimeoutSeconds?: number;
@@ -34,8 +38,10 @@ interface LeafResource {
 }
 
 export class ClusterShortcutSource {
-  private readonly fccs: ListWatch;
-  private readonly leafWatches: readonly ListWatch[];
+  private readonly fccs: ListWatch<unknown>;
+  private readonly leafWatches: readonly ListWatch<unknown>[];
+  /** The hub's IPAM objects, read where the FCCs are read on the hub (`--shortcuts-kubeconfig`). */
+  private readonly hub: HubIpamSource | undefined;
   /** By object: a watch event replaces one object, so only that one is decoded again, not all 10,000. */
   private readonly decodedFccs = new WeakMap<object, ForeignClusterConnection>();
 
@@ -59,9 +65,11 @@ export class ClusterShortcutSource {
       list: async () => readListPage(namespace === undefined
         ? await fccApi.listClusterCustomObject({ group: FCC_GROUP, version: FCC_VERSION, plural: FCC_PLURAL })
         : await fccApi.listNamespacedCustomObject({ group: FCC_GROUP, version: FCC_VERSION, namespace, plural: FCC_PLURAL })),
+      keep: keepObject,
       onChange: (objects) => store.publishFccs(this.decoded(objects)),
       onFresh: () => store.confirm(),
     });
+    this.hub = options.hubConfig === undefined ? undefined : new HubIpamSource({ ...common, store, config: options.hubConfig });
     const { localConfig } = options;
     if (localConfig === undefined) {
       logger.info('no local cluster API: FCCs alone decide whether a shortcut is up, and no local-overlap is checked');
@@ -88,6 +96,7 @@ export class ClusterShortcutSource {
         name: resource.plural,
         config: localConfig,
         watchPath: `/apis/${FCC_GROUP}/${FCC_VERSION}/${resource.plural}`,
+        keep: keepObject,
         list: async () => readListPage(await api.listClusterCustomObject({ group: FCC_GROUP, version: FCC_VERSION, plural: resource.plural })),
         onChange: (objects) => {
           missing = false;
@@ -136,11 +145,12 @@ export class ClusterShortcutSource {
    */
   async start(): Promise<void> {
     for (const watch of this.leafWatches) watch.start();
-    await Promise.all(this.leafWatches.map((watch) => watch.attempted()));
+    this.hub?.start();
+    await Promise.all([...this.leafWatches.map((watch) => watch.attempted()), this.hub?.attempted()]);
     this.fccs.start();
   }
 
   async stop(): Promise<void> {
-    await Promise.all([this.fccs.stop(), ...this.leafWatches.map((watch) => watch.stop())]);
+    await Promise.all([this.fccs.stop(), ...this.leafWatches.map((watch) => watch.stop()), this.hub?.stop()]);
   }
 }

@@ -9,15 +9,22 @@ import { describeError, httpStatus, type ListPage } from '../kube/client.ts';
 import type { Logger } from '../log.ts';
 import { ProblemLatch } from '../util/problem-latch.ts';
 
-export interface ListWatchOptions {
+export interface ListWatchOptions<T> {
   /** What is watched, for logs: `foreignclusterconnections`. */
   readonly name: string;
   readonly config: KubeConfig;
   readonly list: () => Promise<Pick<ListPage, 'items' | 'resourceVersion'>>;
   /** The collection path the watch opens, e.g. `/apis/networking.liqo.io/v1beta1/foreignclusterconnections`. */
   readonly watchPath: string;
+  /** Asked of the watch as of the list: only objects with this label (e.g. the hub's IPs of offloaded pods). */
+  readonly labelSelector?: string;
+  /**
+   * What is kept of each object (undefined: nothing, the object is left out): a watch of 50,000 hub IPs holds their
+   * few decided fields, never 50,000 whole objects. `keepObject` keeps the object itself.
+   */
+  readonly keep: (object: unknown, key: string) => T | undefined;
   /** The full set of objects by `namespace/name`, after each list and each burst of watch events. */
-  readonly onChange: (objects: ReadonlyMap<string, unknown>) => void;
+  readonly onChange: (objects: ReadonlyMap<string, T>) => void;
   /** The source answered (a list, an event, a bookmark): the view is fresh even if nothing changed. */
   readonly onFresh?: () => void;
   /**
@@ -52,8 +59,13 @@ function resourceVersionOf(object: unknown): string | undefined {
 const HEALTHY_WATCH_MS = 1000;
 const WATCHDOG_GRACE_MS = 30_000;
 
-export class ListWatch {
-  private readonly objects = new Map<string, unknown>();
+/** `keep` for a watch whose owner reads whole objects (a few FCCs, a leaf's handful of Liqo objects). */
+export function keepObject(object: unknown): unknown {
+  return object;
+}
+
+export class ListWatch<T> {
+  private readonly objects = new Map<string, T>();
   private resourceVersion = '';
   private stopped = false;
   private wake: (() => void) | undefined;
@@ -65,7 +77,7 @@ export class ListWatch {
   private firstAttempt: Promise<void>;
   private firstAttemptDone: () => void = () => {};
 
-  constructor(private readonly options: ListWatchOptions) {
+  constructor(private readonly options: ListWatchOptions<T>) {
     this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
     this.firstAttempt = new Promise((resolve) => { this.firstAttemptDone = resolve; });
   }
@@ -114,7 +126,7 @@ export class ListWatch {
           this.objects.clear();
           for (const item of result.items) {
             const key = objectKey(item);
-            if (key !== undefined) this.objects.set(key, item);
+            if (key !== undefined) this.store(key, item);
           }
           this.resourceVersion = result.resourceVersion;
           needList = false;
@@ -151,6 +163,11 @@ export class ListWatch {
       if (Date.now() - started < HEALTHY_WATCH_MS) await this.sleep(this.backoff.next());
       else this.backoff.reset();
     }
+  }
+
+  private store(key: string, object: unknown): void {
+    const kept = this.options.keep(object, key);
+    if (kept === undefined) this.objects.delete(key); else this.objects.set(key, kept);
   }
 
   private schedulePublish(): void {
@@ -195,7 +212,7 @@ export class ListWatch {
         const key = objectKey(object);
         if (key === undefined) return;
         if (type === 'DELETED') this.objects.delete(key);
-        else this.objects.set(key, object);
+        else this.store(key, object);
         this.schedulePublish();
       };
       const onDone = (error: unknown) => {
@@ -206,7 +223,10 @@ export class ListWatch {
         else resolve({ kind: 'closed' });
       };
       new Watch(this.options.config)
-        .watch(this.options.watchPath, { resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds }, onEvent, onDone)
+        .watch(this.options.watchPath, {
+          resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds,
+          ...(this.options.labelSelector === undefined ? {} : { labelSelector: this.options.labelSelector }),
+        }, onEvent, onDone)
         .then((controller) => {
           this.abort = controller;
           if (this.stopped) controller.abort();

@@ -69,6 +69,7 @@ export class SnapshotStore implements ShortcutView {
   private tunnels: TunnelStates = new Map();
   private configurations: readonly LiqoConfiguration[] = [];
   private hub: HubIpam = HUB_NOT_READ;
+  private stockInputs = 0;
 
   constructor(private readonly clock: Clock = Date.now) {}
 
@@ -123,22 +124,24 @@ export class SnapshotStore implements ShortcutView {
     const first = parts.fccs !== undefined && !this.synced;
     if (parts.fccs !== undefined) this.confirm();
     let changed = false;
+    const stockInputs = this.stockInputs;
     if (parts.fccs !== undefined && !sameFccs(parts.fccs, this.fccs)) {
       this.fccs = parts.fccs;
       changed = true;
     }
     if (parts.tunnels !== undefined && !sameTunnels(parts.tunnels, this.tunnels)) {
       this.tunnels = parts.tunnels;
-      changed = true;
+      this.stockInputs = stockInputs + 1;
     }
     if (parts.configurations !== undefined && !sameConfigurations(parts.configurations, this.configurations)) {
       this.configurations = parts.configurations;
-      changed = true;
+      this.stockInputs = stockInputs + 1;
     }
     if (parts.hub !== undefined && !sameHub(parts.hub, this.hub)) {
       this.hub = parts.hub;
-      changed = true;
+      this.stockInputs = stockInputs + 1;
     }
+    changed ||= this.stockInputs !== stockInputs;
     return changed || first ? this.rebuild() : this.snapshot;
   }
 
@@ -151,6 +154,7 @@ export class SnapshotStore implements ShortcutView {
   private rebuild(): Snapshot {
     this.snapshot = buildSnapshot({
       version: this.snapshot.version + 1, fccs: this.fccs, tunnels: this.tunnels, configurations: this.configurations, hub: this.hub,
+      stockInputs: this.stockInputs,
     });
     for (const listener of this.listeners) listener(this.snapshot);
     return this.snapshot;

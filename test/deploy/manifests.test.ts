@@ -267,10 +267,14 @@ describe('the Service, PodDisruptionBudget and Namespace', () => {
 });
 
 describe('manifests/hub/', () => {
-  test('gives one ServiceAccount read-only access to FCCs and nothing else', () => {
+  test('gives one ServiceAccount list and watch on FCCs and on the hub\'s Liqo IPs and Configurations, and nothing else', () => {
     const role = only(hubObjects, 'ClusterRole');
     assertNoWildcards(role);
-    assert.deepEqual(grants(role), { 'networking.liqo.io/foreignclusterconnections': ['list', 'watch'] });
+    assert.deepEqual(grants(role), {
+      'networking.liqo.io/foreignclusterconnections': ['list', 'watch'],
+      'ipam.liqo.io/ips': ['list', 'watch'],
+      'networking.liqo.io/configurations': ['list', 'watch'],
+    });
     const binding = only(hubObjects, 'ClusterRoleBinding');
     assert.equal(at(binding, 'roleRef.name'), role.metadata.name);
     const account = only(hubObjects, 'ServiceAccount');
