@@ -232,6 +232,10 @@ export const LIQO_CONFIGURATIONS: ResourceDefinition = {
   group: 'networking.liqo.io', version: 'v1beta1', plural: 'configurations', singular: 'configuration', kind: 'Configuration',
   namespaced: true, shortNames: ['conf'], statusSubresource: true,
 };
+/** Liqo's IPAM record of an address (v1.2.0 apis/ipam/v1alpha1): served by a hub, not by default here. */
+export const LIQO_IPS: ResourceDefinition = {
+  group: 'ipam.liqo.io', version: 'v1alpha1', plural: 'ips', singular: 'ip', kind: 'IP', namespaced: true, statusSubresource: true,
+};
 export const FOREIGN_CLUSTER_CONNECTIONS: ResourceDefinition = {
   group: 'networking.liqo.io', version: 'v1beta1', plural: 'foreignclusterconnections',
   singular: 'foreignclusterconnection', kind: 'ForeignClusterConnection', namespaced: true,

@@ -57,6 +57,7 @@ export interface DebugPairsBody {
   readonly version: number;
   readonly synced: boolean;
   readonly fccs: number;
+  readonly hub: { readonly known: true; readonly ips: number } | { readonly known: false; readonly why: string };
   readonly clusters: readonly {
     readonly clusterId: string;
     readonly pairs: readonly { fcc: string; hubPrefix: string; shortcutPrefix: string }[];

@@ -1,0 +1,91 @@
+// The stock-Liqo path in cluster mode: the running `serve` process reads the hub's IPs and Configurations through
+// --shortcuts-kubeconfig, resolves the addresses the hub's IPAM allocated, and its controller follows the hub's and
+// the leaf's objects as they change. Test API servers speak the wire protocol and call the webhook on every write.
+// (The same path against real kube-apiservers, Liqo's CRDs and Liqo's own writer: test/e2e.)
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { configurationObject, connectionObject, hubIpObject, sliceObject } from './support/builders.ts';
+import { makeCerts } from './support/certs.ts';
+import { LIQO_IPS, startKubeApiServer } from './support/kube-api-server.ts';
+import { startServer, type RunningServer } from './support/process.ts';
+import { apiCallingWebhook, debugPairs, killServer, logRecords, metricValue, opsGet, storedAddresses } from './support/serve-cluster.ts';
+import { waitFor } from './support/wait-for.ts';
+
+const certs = makeCerts();
+const tls = ['--tls-cert', certs.certFile, '--tls-key', certs.keyFile];
+const LONG = 15_000;
+
+test('behind a stock hub, addresses its IPAM allocated are resolved to the pod\'s direct network, and follow the hub and the leaf', async () => {
+  const leaf = await apiCallingWebhook(certs.ca);
+  const hub = await startKubeApiServer();
+  hub.registerResource(LIQO_IPS);
+  let server: RunningServer | undefined;
+  try {
+    // The leaf: its Configurations for the hub (external 10.70/16 seen at 10.71/16) and for cluster3 (pods 10.60/16
+    // seen at 10.61/16), and a Connected tunnel to cluster3. The hub: where it sees cluster3's pods (10.63/16), and
+    // the IP it allocated to pod demo/web-0.
+    await leaf.api.create(configurationObject({ peer: 'cluster1' }));
+    await leaf.api.create(configurationObject({ peer: 'cluster3', remotePod: '10.60.0.0/16', remotePodView: '10.61.0.0/16', remoteExternalView: '10.72.0.0/16' }));
+    await leaf.api.create(connectionObject('cluster3', 'Connected'));
+    await hub.create(configurationObject({ peer: 'cluster3', remotePod: '10.60.0.0/16', remotePodView: '10.63.0.0/16' }));
+    await hub.create(hubIpObject({ pod: 'web-0', ip: '10.63.0.151', allocated: '10.70.0.12' }));
+    await leaf.api.create(sliceObject({ name: 'stored-before', addresses: [['10.71.0.12']] }));
+
+    server = await startServer([...tls, '--kubeconfig', await leaf.api.kubeconfig(), '--shortcuts-kubeconfig', await hub.kubeconfig(),
+      '--cluster-id', 'cluster2', '--resync-interval', '0']);
+    leaf.callWebhookOf(server);
+    await waitFor(async () => (await opsGet(server!, '/readyz')).status === 200, { timeoutMs: LONG, description: '/readyz' });
+
+    // The controller resolves the stored slice; the webhook resolves a new one, and only the endpoint's own pod.
+    await waitFor(() => storedAddresses(leaf.api, 'stored-before') === '[["10.61.0.151"]]', { timeoutMs: LONG, description: 'the stored slice resolved' });
+    await leaf.api.create(sliceObject({ name: 'created-later', addresses: [['10.71.0.12'], ['10.71.0.12']] }));
+    assert.equal(storedAddresses(leaf.api, 'created-later'), '[["10.61.0.151"],["10.71.0.12"]]', 'web-1 is not the pod at 10.70.0.12');
+    assert.equal(await metricValue(server, 'shortcut_webhook_hub_ips'), 1);
+    assert.equal(await metricValue(server, 'shortcut_webhook_addresses_untouched_total{reason="no-hub-ip"}'), 1);
+    assert.deepEqual((await debugPairs(server)).hub, { known: true, ips: 1, configurations: [
+      { configuration: 'liqo-tenant-cluster3/cluster3', peer: 'cluster3', hubViewPodCIDRs: ['10.63.0.0/16'], peerPodCIDRs: ['10.60.0.0/16'] },
+    ] });
+
+    // The tunnel to cluster3 goes down on the leaf: the controller restores the hub address.
+    await leaf.api.updateStatus({ ...connectionObject('cluster3', 'Error') });
+    await waitFor(() => storedAddresses(leaf.api, 'stored-before') === '[["10.71.0.12"]]', { timeoutMs: LONG, description: 'restored on tunnel down' });
+    await leaf.api.updateStatus({ ...connectionObject('cluster3', 'Connected') });
+    await waitFor(() => storedAddresses(leaf.api, 'stored-before') === '[["10.61.0.151"]]', { timeoutMs: LONG, description: 'resolved again' });
+
+    // The hub reallocates 10.70.0.12 to another pod: the stored slice of web-0 never points at it.
+    await hub.remove({ apiVersion: 'ipam.liqo.io/v1alpha1', kind: 'IP', namespace: 'demo', name: 'web-0' });
+    await hub.create(hubIpObject({ pod: 'web-7', ip: '10.63.0.99', allocated: '10.70.0.12' }));
+    await waitFor(() => storedAddresses(leaf.api, 'stored-before') === '[["10.71.0.12"]]', { timeoutMs: LONG, description: 'restored when the IP went to another pod' });
+  } finally {
+    await killServer(server);
+    await leaf.api.close();
+    await hub.close();
+  }
+});
+
+test('a hub that serves no Liqo IPs leaves its addresses hub-external, says why once, and stays ready', async () => {
+  const leaf = await apiCallingWebhook(certs.ca);
+  const hub = await startKubeApiServer();
+  let server: RunningServer | undefined;
+  try {
+    await leaf.api.create(configurationObject({ peer: 'cluster1' }));
+    server = await startServer([...tls, '--kubeconfig', await leaf.api.kubeconfig(), '--shortcuts-kubeconfig', await hub.kubeconfig(),
+      '--cluster-id', 'cluster2', '--resync-interval', '0']);
+    leaf.callWebhookOf(server);
+    const readyz = await waitFor(async () => {
+      const answer = await opsGet(server!, '/readyz');
+      return answer.status === 200 && answer.text.includes('IPAM') ? answer : undefined;
+    }, { timeoutMs: LONG, description: '/readyz ready, with a note on the hub\'s IPAM' });
+    assert.match(readyz.text, /note: the hub's IPAM objects are not known \(the hub serves no ips\.ipam\.liqo\.io\): addresses it allocated stay hub-external/);
+    await leaf.api.create(sliceObject({ name: 'web', addresses: [['10.71.0.12']] }));
+    assert.equal(storedAddresses(leaf.api, 'web'), '[["10.71.0.12"]]');
+    assert.equal(await metricValue(server, 'shortcut_webhook_addresses_untouched_total{reason="hub-external"}'), 1);
+    const said = logRecords(server).filter((r) => String(r.msg).includes('IPAM objects cannot be read'));
+    assert.equal(said.length, 1, JSON.stringify(said));
+    assert.deepEqual((await debugPairs(server)).hub, { known: false, why: 'the hub serves no ips.ipam.liqo.io' });
+  } finally {
+    await killServer(server);
+    await leaf.api.close();
+    await hub.close();
+  }
+});
