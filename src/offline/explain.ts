@@ -43,7 +43,7 @@ function leafTables(snapshot: Snapshot): string[] {
   }
   const { hub } = snapshot;
   if (hub.known) {
-    lines.push('', `The hub's IPAM (${hub.ips.size} pod IPs; its Configurations say where it sees each peer's pods):`, ...table(
+    lines.push('', `The hub's IPAM (${hub.ips.size} pod IP${hub.ips.size === 1 ? '' : 's'}; its Configurations say where it sees each peer's pods):`, ...table(
       ['CONFIGURATION', 'PEER', 'HUB VIEW', 'PEER PODS'],
       hub.configurations.map((c) => [c.ref, c.remoteCluster ?? '-', cidrTexts(c.podMappings.map((m) => m.seen)), cidrTexts(c.podMappings.map((m) => m.declared))]),
     ));

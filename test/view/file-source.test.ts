@@ -9,7 +9,7 @@ import { stringify } from 'yaml';
 import { createLogger, type Logger } from '../../src/log.ts';
 import { FileShortcutSource } from '../../src/view/file-source.ts';
 import { SnapshotStore } from '../../src/view/shortcut-view.ts';
-import { configurationObject, connectionObject, fccObject } from '../support/builders.ts';
+import { configurationObject, connectionObject, fccObject, hubIpObject } from '../support/builders.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 interface Running { readonly dir: string; readonly store: SnapshotStore; readonly source: FileShortcutSource }
@@ -144,5 +144,42 @@ test('an edit of FCCs and Liqo objects together is one new snapshot: listeners n
     await source.reload();
     assert.deepEqual(seen.at(-1), { fccs: 1, tunnels: 0, configurations: 0 });
     assert.equal(seen.length, 2);
+  });
+});
+
+test('--hub files: the hub\'s IPs, Configurations and FCCs are read with the leaf\'s files, and an edit is one rebuild', async () => {
+  const hubFile = (dir: string) => join(dir, 'hub.yaml');
+  const hubList = (allocated: string) => stringify({
+    apiVersion: 'v1', kind: 'List',
+    items: [
+      configurationObject({ peer: 'cluster3', remotePod: '10.60.0.0/16', remotePodView: '10.63.0.0/16' }),
+      hubIpObject({ pod: 'web-0', ip: '10.63.0.151', allocated }),
+      fccObject({ name: 'cluster2-cluster4', b: 'cluster4', aPod: '10.64.0.0/16', aRemapped: '10.65.0.0/16' }),
+      connectionObject('cluster3', 'Connected'),
+    ],
+  });
+  await withFileSource({
+    paths: (dir) => [fccFile(dir)], hub: (dir) => [hubFile(dir)],
+    prepare: (dir) => { writeFcc(dir); writeFileSync(hubFile(dir), hubList('10.70.0.12')); },
+  }, async ({ dir, store }) => {
+    const { hub } = store.current();
+    assert.ok(hub.known);
+    assert.deepEqual([...hub.ips.ipv4.keys()], [0x0a46000c]);
+    assert.deepEqual(hub.configurations.map((c) => c.remoteCluster), ['cluster3']);
+    // FCCs found with the hub's objects count as FCCs; its Connections are not the leaf's and are not read.
+    assert.deepEqual(usableFor(store).sort(), ['10.63.0.0/16>10.61.0.0/16', '10.64.0.0/16>10.65.0.0/16']);
+    assert.equal(store.current().tunnels.size, 0);
+    const versions: number[] = [];
+    store.subscribe((snapshot) => versions.push(snapshot.version));
+    const before = store.current().version;
+    writeFileSync(hubFile(dir), hubList('10.70.0.13'));
+    await waitFor(() => { const h = store.current().hub; return h.known && h.ips.ipv4.has(0x0a46000d); }, { description: 'the hub file edit is read' });
+    assert.deepEqual(versions, [before + 1], 'one rebuild for the edit');
+  });
+});
+
+test('without --hub files the hub\'s IPAM is not known', async () => {
+  await withFileSource({ paths: (dir) => [fccFile(dir)], prepare: writeFcc }, async ({ store }) => {
+    assert.equal(store.current().hub.known, false);
   });
 });
