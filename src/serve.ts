@@ -54,6 +54,22 @@ function pairLogger(logger: Logger, clusterId: string | undefined): (snapshot: S
   };
 }
 
+/** Logs the leaf's direct network to each of the hub's peers (the stock path) once per change. */
+function directNetworkLogger(logger: Logger): (snapshot: Snapshot) => void {
+  let previous = new Map<string, string>();
+  return (snapshot) => {
+    const next = new Map<string, string>();
+    for (const { peer, state, detail } of snapshot.directNetworks) {
+      next.set(peer, state);
+      if (previous.get(peer) === state) continue;
+      const context = { peer, state, detail, version: snapshot.version };
+      if (state === 'direct') logger.info(context, 'direct network usable: hub addresses of its pods are resolved');
+      else logger.warn(context, 'no direct network: hub addresses of its pods stay');
+    }
+    previous = next;
+  };
+}
+
 /**
  * Says once, and again only when it changes, that nothing can be rewritten (the source holds no FCC, or none names
  * the configured cluster): the first thing to check when a webhook is up and nothing changes.
@@ -130,6 +146,7 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
   store.subscribe((snapshot) => metrics.hubIps.set(snapshot.hub.known ? snapshot.hub.ips.size : 0));
   store.subscribe(pairLogger(logger, config.clusterId));
   store.subscribe(notesLogger(logger, store, config.clusterId));
+  store.subscribe(directNetworkLogger(logger));
 
   let tlsFiles;
   try {

@@ -44,13 +44,17 @@ test('behind a stock hub, addresses its IPAM allocated are resolved to the pod\'
     assert.equal(await metricValue(server, 'shortcut_webhook_addresses_untouched_total{reason="no-hub-ip"}'), 1);
     assert.deepEqual((await debugPairs(server)).hub, { known: true, ips: 1, configurations: [
       { configuration: 'liqo-tenant-cluster3/cluster3', peer: 'cluster3', hubViewPodCIDRs: ['10.63.0.0/16'], peerPodCIDRs: ['10.60.0.0/16'] },
-    ] });
+    ], directNetworks: [{ peer: 'cluster3', state: 'direct', detail: 'through liqo-tenant-cluster3/cluster3' }] });
 
     // The tunnel to cluster3 goes down on the leaf: the controller restores the hub address.
     await leaf.api.updateStatus({ ...connectionObject('cluster3', 'Error') });
     await waitFor(() => storedAddresses(leaf.api, 'stored-before') === '[["10.71.0.12"]]', { timeoutMs: LONG, description: 'restored on tunnel down' });
     await leaf.api.updateStatus({ ...connectionObject('cluster3', 'Connected') });
     await waitFor(() => storedAddresses(leaf.api, 'stored-before') === '[["10.61.0.151"]]', { timeoutMs: LONG, description: 'resolved again' });
+
+    // Each change of the direct network is logged once: up, down, up.
+    const said = logRecords(server).filter((r) => r['peer'] === 'cluster3').map((r) => r['state']);
+    assert.deepEqual(said, ['direct', 'tunnel-down', 'direct']);
 
     // The hub reallocates 10.70.0.12 to another pod: the stored slice of web-0 never points at it.
     await hub.remove({ apiVersion: 'ipam.liqo.io/v1alpha1', kind: 'IP', namespace: 'demo', name: 'web-0' });

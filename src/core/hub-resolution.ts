@@ -187,17 +187,8 @@ function familyResolver<V extends number | bigint>(options: {
         return { resolved: false, reason: 'no-peer', detail: `${ip.ref} is a pod of ${leafCluster} itself (${step3.configuration} on ${hubId})` };
       }
       const own = moveInto(codec, podOnHub, step3.to);
-      const configurations = leaf.configurationsOf(peer);
-      if (configurations.length === 0) {
-        return { resolved: false, reason: 'no-shortcut', detail: `${ip.ref} runs on ${peer}, and this leaf has no Liqo Configuration for ${peer}` };
-      }
-      const tunnel = leaf.tunnels.get(peer);
-      if (tunnel === undefined) {
-        return { resolved: false, reason: 'no-shortcut', detail: `${ip.ref} runs on ${peer}, and this leaf has no Liqo Connection to ${peer}` };
-      }
-      if (tunnel !== TUNNEL_CONNECTED) {
-        return { resolved: false, reason: 'tunnel-down', detail: `${ip.ref} runs on ${peer}; the leaf's Liqo Connection to ${peer} is ${tunnel || 'without status'}, not Connected` };
-      }
+      const network = directNetworkTo(peer, leaf);
+      if (network.state !== 'direct') return { resolved: false, reason: network.state, detail: `${ip.ref} runs on ${peer}; ${network.detail}` };
       const step4 = moveHolding(directMoves(peer), own);
       if (step4 === undefined) {
         return { resolved: false, reason: 'no-shortcut', detail: `${ip.ref} runs on ${peer} at ${text(own)}, in no spec.remote.cidr.pod of this leaf's Configuration for ${peer}` };
@@ -216,3 +207,27 @@ export function hubResolver(hubId: string, hub: HubIpam, leaf: LeafNetwork): Hub
 }
 
 export const NO_HUB_RESOLVER: HubResolver = Object.freeze({ ipv4: INACTIVE, ipv6: INACTIVE });
+
+/** Whether the leaf can reach a peer of the hub directly (step 4), with why not: logged once per change, shown by /debug/pairs. */
+export interface DirectNetwork {
+  readonly peer: string;
+  readonly state: 'direct' | 'no-shortcut' | 'tunnel-down';
+  readonly detail: string;
+}
+
+/** Step 4's condition: a Configuration for the peer and at least one Connection to it, all of them Connected. */
+function directNetworkTo(peer: string, leaf: LeafNetwork): DirectNetwork {
+  const configurations = leaf.configurationsOf(peer);
+  if (configurations.length === 0) return { peer, state: 'no-shortcut', detail: `this leaf has no Liqo Configuration for ${peer}` };
+  const tunnel = leaf.tunnels.get(peer);
+  if (tunnel === undefined) return { peer, state: 'no-shortcut', detail: `this leaf has no Liqo Connection to ${peer}` };
+  if (tunnel !== TUNNEL_CONNECTED) return { peer, state: 'tunnel-down', detail: `the leaf's Liqo Connection to ${peer} is ${tunnel || 'without status'}, not Connected` };
+  return { peer, state: 'direct', detail: `through ${configurations.map((c) => c.ref).join(', ')}` };
+}
+
+/** One entry per peer the hub's Configurations name (the clusters whose pods it reflects), in ID order. */
+export function directNetworks(hub: HubIpam, leaf: LeafNetwork): DirectNetwork[] {
+  if (!hub.known) return [];
+  const peers = [...new Set(hub.configurations.flatMap((c) => (c.remoteCluster === undefined ? [] : [c.remoteCluster])))].sort();
+  return peers.map((peer) => directNetworkTo(peer, leaf));
+}

@@ -1,7 +1,7 @@
 // The immutable view a request reads: every FCC, evaluated per local cluster on first use and kept with the snapshot.
 import type { ForeignClusterConnection } from './fcc.ts';
 import { leafViews, type LeafViews, type LiqoConfiguration, type TunnelStates } from './leaf-views.ts';
-import { HUB_NOT_READ, hubResolver, NO_HUB_RESOLVER, type HubIpam, type HubResolver } from './hub-resolution.ts';
+import { directNetworks, HUB_NOT_READ, hubResolver, NO_HUB_RESOLVER, type DirectNetwork, type HubIpam, type HubResolver } from './hub-resolution.ts';
 import { byRef } from './object-name.ts';
 import { indexPairs, type PairIndex } from './pair-index.ts';
 import { evaluatePairs, notThisCluster, type PairState, type ShortcutPair } from './pairs.ts';
@@ -30,6 +30,8 @@ export interface Snapshot {
   readonly stockInputs: number;
   /** Resolves addresses of slices reflected by `hubId` through its IPAM; inactive where the leaf sees none of its external CIDR. */
   resolverFor(hubId: string): HubResolver;
+  /** The leaf's direct network to each peer of the hub (the stock path's step 4). */
+  readonly directNetworks: readonly DirectNetwork[];
   /** Every cluster ID named by some FCC, sorted. */
   readonly clusterIds: readonly string[];
   forCluster(clusterId: string): ClusterView;
@@ -97,6 +99,7 @@ export function buildSnapshot(input: SnapshotInput): Snapshot {
     views: leaf,
     hub,
     stockInputs: input.stockInputs ?? 0,
+    directNetworks: Object.freeze(directNetworks(hub, { configurationsOf: leaf.configurationsOf, tunnels })),
     resolverFor,
     clusterIds: Object.freeze([...byCluster.keys()].sort()),
     forCluster,

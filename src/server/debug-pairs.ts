@@ -18,7 +18,8 @@ export interface DebugPairs {
   }[];
   /** The hub's IPAM objects the stock path reads, or why they are not known. */
   readonly hub:
-    | { readonly known: true; readonly ips: number; readonly configurations: readonly { configuration: string; peer: string | null; hubViewPodCIDRs: readonly string[]; peerPodCIDRs: readonly string[] }[] }
+    | { readonly known: true; readonly ips: number; readonly configurations: readonly { configuration: string; peer: string | null; hubViewPodCIDRs: readonly string[]; peerPodCIDRs: readonly string[] }[];
+        readonly directNetworks: readonly { peer: string; state: string; detail: string }[] }
     | { readonly known: false; readonly why: string };
   /** The leaf's own Liqo objects the decisions read (cluster mode, or given with the files); empty when unknown. */
   readonly leaf: {
@@ -64,6 +65,7 @@ export function debugPairs({ snapshot, clusterId, synced, lastSync }: DebugPairs
           configuration: c.ref, peer: c.remoteCluster ?? null,
           hubViewPodCIDRs: c.podMappings.map((m) => m.seen.text), peerPodCIDRs: c.podMappings.map((m) => m.declared.text),
         })),
+        directNetworks: snapshot.directNetworks.map(({ peer, state, detail }) => ({ peer, state, detail })),
       }
       : { known: false, why: snapshot.hub.why },
     leaf: {
