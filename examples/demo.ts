@@ -2,15 +2,19 @@
 //
 //   npx tsx examples/demo.ts
 //
-// It starts the test API server of test/support (the real list/watch/patch wire protocol), seeds the FCC of
-// LIQO.md and three reflected slices on leaf cluster2, then runs the real `shortcut-webhook serve` against it. The
-// API server calls that webhook over HTTPS on every slice write, as kube-apiserver would. The demo then takes the
-// shortcut down and up again and prints the stored slices after each step: the controller converges them.
+// It starts two test API servers of test/support (the real list/watch/patch wire protocol): leaf cluster2, with
+// reflected slices, its Liqo Configurations and its Connection to cluster3; and hub cluster1, with the FCC and, as a
+// stock Liqo hub keeps them, the IP its IPAM allocated to a cluster3 pod and its Configuration for cluster3. Then it
+// runs the real `shortcut-webhook serve` on the leaf, reading the hub with --shortcuts-kubeconfig. The leaf's API
+// server calls that webhook over HTTPS on every slice write, as kube-apiserver would. The demo takes the shortcut
+// down and up and the leaf's tunnel down and up, and prints the stored slices after each step: slice `web-1`
+// follows the FCC path (a hub that keeps pod addresses), slice `stock` the stock-Liqo path (an IPAM-allocated
+// address resolved through the hub's IP); the controller converges both.
 import { spawn } from 'node:child_process';
 import { stringify } from 'yaml';
-import { fccObject, sliceObject } from '../test/support/builders.ts';
+import { configurationObject, connectionObject, fccObject, hubIpObject, sliceObject } from '../test/support/builders.ts';
 import { makeCerts } from '../test/support/certs.ts';
-import { startKubeApiServer, type KubeObject } from '../test/support/kube-api-server.ts';
+import { LIQO_IPS, startKubeApiServer, type KubeObject } from '../test/support/kube-api-server.ts';
 import { httpsWebhookHook } from '../test/support/kube-webhook.ts';
 import { waitFor } from '../test/support/wait-for.ts';
 
@@ -20,8 +24,16 @@ const api = await startKubeApiServer({
   mutate: httpsWebhookHook(() => (webhookPort === undefined ? undefined : { url: `https://localhost:${webhookPort}`, ca: certs.ca })),
 });
 const FCC = { apiVersion: 'networking.liqo.io/v1beta1', kind: 'ForeignClusterConnection', namespace: 'liqo', name: 'cluster2-cluster3' };
-await api.create(fccObject());
+const hub = await startKubeApiServer();
+hub.registerResource(LIQO_IPS);
+await hub.create(fccObject());
+await hub.create(configurationObject({ peer: 'cluster3', remotePod: '10.60.0.0/16', remotePodView: '10.63.0.0/16' }));
+await hub.create(hubIpObject({ pod: 'web-0', ip: '10.63.0.151', allocated: '10.70.0.12' }));
+await api.create(configurationObject({ peer: 'cluster1' }));
+await api.create(configurationObject({ peer: 'cluster3', remotePod: '10.60.0.0/16', remotePodView: '10.61.0.0/16', remoteExternalView: '10.72.0.0/16' }));
+await api.create(connectionObject('cluster3', 'Connected'));
 await api.create(sliceObject({ name: 'web-1', addresses: [['10.63.0.151'], ['10.200.0.196']] }));
+await api.create(sliceObject({ name: 'stock', addresses: [['10.71.0.12']] }));
 await api.create(sliceObject({ name: 'web-2', addresses: [['10.63.255.254']] }));
 await api.create(sliceObject({ name: 'plain', managedBy: 'endpointslice-controller.k8s.io', addresses: [['10.63.0.7']] }));
 
@@ -37,27 +49,29 @@ function show(title: string): void {
 show('stored slices before the webhook runs (hub addresses)');
 const child = spawn(process.execPath, [new URL('../bin/shortcut-webhook.js', import.meta.url).pathname, 'serve',
   '--host', '127.0.0.1', '--port', '0', '--ops-port', '0', '--tls-cert', certs.certFile, '--tls-key', certs.keyFile,
-  '--kubeconfig', await api.kubeconfig(), '--resync-interval', '0', '--cluster-id', 'cluster2'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  '--kubeconfig', await api.kubeconfig(), '--shortcuts-kubeconfig', await hub.kubeconfig(), '--resync-interval', '0', '--cluster-id', 'cluster2'],
+{ stdio: ['ignore', 'pipe', 'inherit'] });
 let output = '';
 // The server's JSON log, shortened to what tells the story.
 child.stdout.on('data', (chunk: Buffer) => {
   output += chunk.toString();
   for (const line of chunk.toString().split('\n')) {
-    if (!/shortcut (usable|unusable|gone)|slice patched|stored slice patched|became the controller leader/.test(line)) continue;
-    const entry = JSON.parse(line) as { msg: string; fcc?: string; reason?: string; slice?: string; changes?: string[] };
-    console.log(`  webhook log: ${entry.msg}${entry.fcc ? ` ${entry.fcc}` : ''}${entry.reason ? ` (${entry.reason})` : ''}${entry.slice ? ` ${entry.slice}` : ''}${entry.changes ? ` ${entry.changes.join(' ')}` : ''}`);
+    if (!/shortcut (usable|unusable|gone)|direct network|slice patched|stored slice patched|became the controller leader/.test(line)) continue;
+    const entry = JSON.parse(line) as { msg: string; fcc?: string; peer?: string; reason?: string; slice?: string; changes?: string[] };
+    console.log(`  webhook log: ${entry.msg}${entry.fcc ? ` ${entry.fcc}` : ''}${entry.peer ? ` ${entry.peer}` : ''}${entry.reason ? ` (${entry.reason})` : ''}${entry.slice ? ` ${entry.slice}` : ''}${entry.changes ? ` ${entry.changes.join(' ')}` : ''}`);
   }
 });
 const serving = await waitFor(() => /"webhook":\[\{"address":"[^"]+","family":"\w+","port":(\d+)/.exec(output), { timeoutMs: 20_000 });
 webhookPort = Number(serving[1]);
 const addressesOf = (name: string) => JSON.stringify((api.get({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', namespace: 'demo', name })?.endpoints as { addresses: string[] }[]).map((e) => e.addresses));
 
-await waitFor(() => addressesOf('web-1') === '[["10.61.0.151"],["10.200.0.196"]]' && addressesOf('web-2') === '[["10.61.255.254"]]', { timeoutMs: 15_000 });
-show('after start-up: the controller moved cluster3 pods to the shortcut prefix 10.61/16');
+await waitFor(() => addressesOf('web-1') === '[["10.61.0.151"],["10.200.0.196"]]' && addressesOf('web-2') === '[["10.61.255.254"]]'
+  && addressesOf('stock') === '[["10.61.0.151"]]', { timeoutMs: 15_000 });
+show('after start-up: the controller moved cluster3 pods to the shortcut prefix 10.61/16 (stock: resolved through the hub\'s IP demo/web-0)');
 
 const setConnected = async (isConnected: boolean) => {
-  const fcc = api.get(FCC) as KubeObject;
-  await api.updateStatus({ ...fcc, status: { ...(fcc.status as object), isConnected, phase: isConnected ? 'Connected' : 'Failed' } });
+  const fcc = hub.get(FCC) as KubeObject;
+  await hub.updateStatus({ ...fcc, status: { ...(fcc.status as object), isConnected, phase: isConnected ? 'Connected' : 'Failed' } });
 };
 await setConnected(false);
 await waitFor(() => addressesOf('web-1') === '[["10.63.0.151"],["10.200.0.196"]]' && addressesOf('web-2') === '[["10.63.255.254"]]', { timeoutMs: 15_000 });
@@ -67,6 +81,15 @@ await setConnected(true);
 await waitFor(() => addressesOf('web-1') === '[["10.61.0.151"],["10.200.0.196"]]' && addressesOf('web-2') === '[["10.61.255.254"]]', { timeoutMs: 15_000 });
 show('shortcut up again');
 
+await api.updateStatus(connectionObject('cluster3', 'Error'));
+await waitFor(() => addressesOf('web-1') === '[["10.63.0.151"],["10.200.0.196"]]' && addressesOf('web-2') === '[["10.63.255.254"]]'
+  && addressesOf('stock') === '[["10.71.0.12"]]', { timeoutMs: 15_000 });
+show('the leaf\'s tunnel to cluster3 down (Connection Error): both paths restore the hub addresses');
+await api.updateStatus(connectionObject('cluster3', 'Connected'));
+await waitFor(() => addressesOf('web-1') === '[["10.61.0.151"],["10.200.0.196"]]' && addressesOf('web-2') === '[["10.61.255.254"]]'
+  && addressesOf('stock') === '[["10.61.0.151"]]', { timeoutMs: 15_000 });
+show('tunnel up again');
+
 await api.create(sliceObject({ name: 'web-3', addresses: [['10.63.1.2']] }));
 show('a new slice written by Liqo is rewritten on admission');
 console.log(`\nthe stored slice web-1 now reads:\n${stringify(api.get({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', namespace: 'demo', name: 'web-1' }))}`);
@@ -74,3 +97,4 @@ console.log(`\nthe stored slice web-1 now reads:\n${stringify(api.get({ apiVersi
 child.kill('SIGTERM');
 await new Promise((resolve) => child.on('exit', resolve));
 await api.close();
+await hub.close();

@@ -30,6 +30,19 @@ test('the README\'s explain example is what the command prints', async () => {
   }
 });
 
+test('the README\'s stock-Liqo explain example is what the command prints', async () => {
+  const previous = process.cwd();
+  process.chdir(root);
+  try {
+    const run = await runCli(['rewrite', '--shortcuts', 'examples/stock-liqo/leaf.yaml', '--hub', 'examples/stock-liqo/hub.yaml',
+      '--explain', 'examples/stock-liqo/endpointslice.yaml']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout, blockAfter('<!-- stock-explain-example'));
+  } finally {
+    process.chdir(previous);
+  }
+});
+
 test('the README\'s request gets the answer the README shows', async () => {
   const loaded = await loadShortcutFiles({ shortcuts: [`${root}examples/shortcuts.yaml`], hub: [] });
   assert.ok(loaded.ok);
