@@ -1,5 +1,6 @@
 // `npm run bench`: every section in a fresh process, then a table with the targets, and bench/results.json.
-// Sections: rewrite.ts (pure engine), snapshot.ts (view of 10,000 FCCs; RSS), admission.ts (the real webhook
+// Sections: rewrite.ts (pure engine), snapshot.ts (view of 10,000 FCCs; RSS), stock.ts (50,000 hub IPs; RSS; a
+// stock-path review against an FCC-path one), admission.ts (the real webhook
 // process against a bare HTTPS server), controller.ts (5,000 stored slices after a flip), startup.ts (the executable's
 // start against a bare `node -e 0`). About three minutes on 2 cores. See docs/performance.md for what each number
 // means.
@@ -32,12 +33,14 @@ interface StartupResult {
   readonly helpMs: number; readonly helpRatio: number; readonly serveReadyMs: number; readonly serveReadyRatio: number;
   readonly rewriteFromSourcesMs: number; readonly rewriteFromSourcesRatio: number;
 }
+interface StockTime { readonly ips: number; readonly peers: number; readonly rebuildMs: number; readonly stockNsPerAddress: number; readonly fccNsPerAddress: number; readonly reviewRatio: number }
+interface StockRss { readonly ips: number; readonly rssMB: number; readonly baselineRssMB: number; readonly heapUsedMB: number }
 interface ControllerResult {
   readonly slices: number; readonly convergeSeconds: number; readonly writes: number; readonly changed: number;
   readonly failedWrites: number; readonly behind: number; readonly floorSeconds: number;
 }
 
-const SECTIONS = ['rewrite', 'snapshot', 'admission', 'controller', 'startup'] as const;
+const SECTIONS = ['rewrite', 'snapshot', 'stock', 'admission', 'controller', 'startup'] as const;
 type Section = (typeof SECTIONS)[number];
 const asked = process.argv.slice(2);
 const unknown = asked.filter((name) => !SECTIONS.some((section) => section === name));
@@ -106,6 +109,32 @@ if (wanted('snapshot')) {
   targets.push(
     [snapshot.rebuildMs <= 50, `snapshot rebuildMs ${n(snapshot.rebuildMs, 2)} <= 50`],
     [snapshot.rssMB <= 120, `snapshot rssMB ${n(snapshot.rssMB, 1)} <= 120`],
+  );
+}
+
+if (wanted('stock')) {
+  // The stock-Liqo path: the hub's 50,000 pod IPs (bench/stock.ts), in fresh processes like the snapshot section.
+  progress('section stock (3 + 3 fresh processes)');
+  const times: StockTime[] = [];
+  const memories: StockRss[] = [];
+  for (let i = 0; i < 3; i++) {
+    times.push(await runSection<StockTime>('stock.ts', ['time'], ['--expose-gc']));
+    memories.push(await runSection<StockRss>('stock.ts', ['rss'], ['--expose-gc']));
+  }
+  const timeMedian = (key: 'rebuildMs' | 'stockNsPerAddress' | 'fccNsPerAddress' | 'reviewRatio') => round(median(times.map((t) => t[key])), 3);
+  const rssMedian = (key: 'rssMB' | 'baselineRssMB' | 'heapUsedMB') => round(median(memories.map((m) => m[key])), 1);
+  const stock = { ips: times[0]?.ips ?? 0, rebuildMs: timeMedian('rebuildMs'), rssMB: rssMedian('rssMB'), reviewRatio: timeMedian('reviewRatio') };
+  results['stock'] = stock;
+  rows.push(
+    ['stock', `rebuild: hub IP index + snapshot + resolver, ${n(stock.ips)} hub pod IPs, ${times[0]?.peers ?? 0} peers`, `${n(stock.rebuildMs, 2)} ms`],
+    ['stock', 'RSS with the hub IPs kept and the snapshot built (under tsx)', `${n(stock.rssMB, 1)} MB`],
+    ['stock', `  node alone ${n(rssMedian('baselineRssMB'), 1)} MB, live heap ${n(rssMedian('heapUsedMB'), 1)} MB`, ''],
+    ['stock', 'review of a 100-endpoint slice, ns/address: stock path / FCC path', `${n(timeMedian('stockNsPerAddress'), 1)} / ${n(timeMedian('fccNsPerAddress'), 1)}  (${n(stock.reviewRatio, 3)}x)`],
+  );
+  targets.push(
+    [stock.rebuildMs <= 100, `stock rebuildMs ${n(stock.rebuildMs, 2)} <= 100 (50,000 hub IPs)`],
+    [stock.rssMB <= 200, `stock rssMB ${n(stock.rssMB, 1)} <= 200 (50,000 hub IPs)`],
+    [stock.reviewRatio <= 1.2, `stock-path review ${n(stock.reviewRatio, 3)}x an FCC-path review of the same slice <= 1.2`],
   );
 }
 

@@ -123,6 +123,31 @@ function moveHolding<V extends number | bigint>(list: readonly Move<V>[], value:
   return undefined;
 }
 
+/**
+ * Moves by source block, for a lookup that does not grow with the number of peers (a hub with 50 peers has 50 pod
+ * blocks): one table per prefix length in use, longest first, probed with the address masked to that length. The
+ * first move listed for a block wins, as in a scan.
+ */
+function moveIndex<V extends number | bigint>(codec: AddressCodec<V>, list: readonly Move<V>[]): (value: V) => Move<V> | undefined {
+  if (list.length <= 2) return (value) => moveHolding(list, value);
+  const byLength = new Map<number, Map<V, Move<V>>>();
+  for (const move of list) {
+    let table = byLength.get(move.from.prefixLength);
+    if (table === undefined) byLength.set(move.from.prefixLength, table = new Map());
+    if (!table.has(move.from.network)) table.set(move.from.network, move);
+  }
+  const levels = [...byLength].sort(([a], [b]) => b - a);
+  return (value) => {
+    for (const [prefixLength, table] of levels) {
+      const move = table.get(codec.networkOf(value, prefixLength));
+      if (move !== undefined) return move;
+    }
+    return undefined;
+  };
+}
+
+const NO_IPS: readonly HubIp[] = Object.freeze([]);
+
 const INACTIVE: FamilyResolver<never> = Object.freeze({ active: false, resolve: () => undefined });
 
 function familyResolver<V extends number | bigint>(options: {
@@ -150,14 +175,19 @@ function familyResolver<V extends number | bigint>(options: {
     };
   }
   // Step 3: the hub's view of each peer's pods -> the peer's own pod CIDR.
-  const hubToPeer = moves(access, hub.configurations, (c) => c.podMappings, 'to-declared').filter((move) => move.cluster !== '');
-  // Step 4, per peer: the peer's own pod CIDR -> the leaf's view of it. Built on first use: a leaf has few peers.
-  const direct = new Map<string, Move<V>[]>();
-  const directMoves = (peer: string) => {
-    let list = direct.get(peer);
-    if (list === undefined) direct.set(peer, list = moves(access, leaf.configurationsOf(peer), (c) => c.podMappings, 'to-seen'));
-    return list;
+  const hubToPeer = moveIndex(codec, moves(access, hub.configurations, (c) => c.podMappings, 'to-declared').filter((move) => move.cluster !== ''));
+  // Step 4, per peer: whether the leaf has a direct network to it, and its moves from the peer's own pod CIDR to the
+  // leaf's view of it. Made on first use, once per snapshot: peers come from the hub's Configurations, a bounded set.
+  const direct = new Map<string, { readonly network: DirectNetwork; readonly moves: readonly Move<V>[] }>();
+  const directTo = (peer: string) => {
+    let entry = direct.get(peer);
+    if (entry === undefined) {
+      entry = { network: directNetworkTo(peer, leaf), moves: moves(access, leaf.configurationsOf(peer), (c) => c.podMappings, 'to-seen') };
+      direct.set(peer, entry);
+    }
+    return entry;
   };
+  const decided = new Map<HubIp, { readonly leafCluster: string; readonly resolution: Resolution<V> }>();
   return {
     active: true,
     resolve(value, pod, leafCluster) {
@@ -167,35 +197,49 @@ function familyResolver<V extends number | bigint>(options: {
           detail: `in ${hubId}'s external CIDR as this leaf sees it, at a position of its Configuration without spec.remote.cidr.external` };
       }
       const allocated = moveInto(codec, value, step1.to);
-      const candidates = ips?.get(allocated) ?? [];
-      const ip = pod === undefined ? candidates[0]
-        : candidates.find((candidate) => candidate.podName === pod.name && candidate.podNamespace === pod.namespace);
+      const candidates = ips?.get(allocated) ?? NO_IPS;
+      let ip: HubIp | undefined = pod === undefined ? candidates[0] : undefined;
+      if (pod !== undefined) {
+        for (const candidate of candidates) {
+          if (candidate.podName === pod.name && candidate.podNamespace === pod.namespace) { ip = candidate; break; }
+        }
+      }
       if (ip === undefined) {
         const detail = candidates.length === 0 ? `no IP of ${hubId} is allocated at ${text(allocated)}`
           : `${hubId}'s IP at ${text(allocated)} is ${candidates.map((c) => c.ref).join(', ')}, not the endpoint's pod ${pod?.namespace}/${pod?.name}`;
         return { resolved: false, reason: 'no-hub-ip', detail };
       }
-      // Always defined: an IP is indexed under its allocated address's family, which its pod address shares.
-      const podOnHub = access.podAddress(ip);
-      if (podOnHub === undefined) return { resolved: false, reason: 'no-hub-ip', detail: `${ip.ref} holds addresses of two families` };
-      const step3 = moveHolding(hubToPeer, podOnHub);
-      if (step3 === undefined) {
-        return { resolved: false, reason: 'no-peer', detail: `${ip.ref} (${text(podOnHub)}) is in no peer's pod CIDR as ${hubId} sees them` };
-      }
-      const peer = step3.cluster;
-      if (peer === leafCluster) {
-        return { resolved: false, reason: 'no-peer', detail: `${ip.ref} is a pod of ${leafCluster} itself (${step3.configuration} on ${hubId})` };
-      }
-      const own = moveInto(codec, podOnHub, step3.to);
-      const network = directNetworkTo(peer, leaf);
-      if (network.state !== 'direct') return { resolved: false, reason: network.state, detail: `${ip.ref} runs on ${peer}; ${network.detail}` };
-      const step4 = moveHolding(directMoves(peer), own);
-      if (step4 === undefined) {
-        return { resolved: false, reason: 'no-shortcut', detail: `${ip.ref} runs on ${peer} at ${text(own)}, in no spec.remote.cidr.pod of this leaf's Configuration for ${peer}` };
-      }
-      return { resolved: true, value: moveInto(codec, own, step4.to), ip, peer, configuration: step4.configuration };
+      // Steps 3 and 4 depend on the IP alone (and the slice's cluster): decided once per snapshot and kept, so a
+      // review of a slice whose pods were all seen before costs two lookups an address, as the FCC path does.
+      const known = decided.get(ip);
+      if (known !== undefined && known.leafCluster === leafCluster) return known.resolution;
+      const resolution = fromIp(ip, leafCluster);
+      decided.set(ip, { leafCluster, resolution });
+      return resolution;
     },
   };
+
+  function fromIp(ip: HubIp, leafCluster: string): Resolution<V> {
+    // Always defined: an IP is indexed under its allocated address's family, which its pod address shares.
+    const podOnHub = access.podAddress(ip);
+    if (podOnHub === undefined) return { resolved: false, reason: 'no-hub-ip', detail: `${ip.ref} holds addresses of two families` };
+    const step3 = hubToPeer(podOnHub);
+    if (step3 === undefined) {
+      return { resolved: false, reason: 'no-peer', detail: `${ip.ref} (${text(podOnHub)}) is in no peer's pod CIDR as ${hubId} sees them` };
+    }
+    const peer = step3.cluster;
+    if (peer === leafCluster) {
+      return { resolved: false, reason: 'no-peer', detail: `${ip.ref} is a pod of ${leafCluster} itself (${step3.configuration} on ${hubId})` };
+    }
+    const own = moveInto(codec, podOnHub, step3.to);
+    const { network, moves: toLeaf } = directTo(peer);
+    if (network.state !== 'direct') return { resolved: false, reason: network.state, detail: `${ip.ref} runs on ${peer}; ${network.detail}` };
+    const step4 = moveHolding(toLeaf, own);
+    if (step4 === undefined) {
+      return { resolved: false, reason: 'no-shortcut', detail: `${ip.ref} runs on ${peer} at ${text(own)}, in no spec.remote.cidr.pod of this leaf's Configuration for ${peer}` };
+    }
+    return { resolved: true, value: moveInto(codec, own, step4.to), ip, peer, configuration: step4.configuration };
+  }
 }
 
 /** The resolver for slices reflected by `hubId` (their `offloading.liqo.io/origin`). */
