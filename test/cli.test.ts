@@ -90,7 +90,7 @@ for (const argv of [['--help'], ['serve', '--help'], ['rewrite', '--help'], ['he
 test('serve --help lists every flag with its environment variable', async () => {
   const run = await runCli(['serve', '--help']);
   for (const flag of ['host', 'port', 'ops-port', 'tls-cert', 'tls-key', 'cluster-id', 'shortcuts', 'kubeconfig',
-    'shortcuts-kubeconfig', 'shortcuts-namespace', 'no-controller', 'resync-interval', 'log-level']) {
+    'shortcuts-kubeconfig', 'shortcuts-namespace', 'no-controller', 'resync-interval', 'stale-view-after', 'log-level']) {
     assert.match(run.stdout, new RegExp(`--${flag}\\b`));
     assert.match(run.stdout, new RegExp(`SHORTCUT_WEBHOOK_${flag.toUpperCase().replaceAll('-', '_')}\\b`));
   }
