@@ -86,8 +86,11 @@ async function kubeConfigsFor(config: ServeConfig, env: NodeJS.ProcessEnv, logge
   return { local, shortcuts };
 }
 
-/** Says when the view turns stale and when it is live again, once each: /readyz is asked every few seconds. */
-function staleLogger(logger: Logger): (stale: SourceFailure | undefined) => void {
+/**
+ * Says when the view turns stale and when it is live again, once each, and on turning stale calls `onStale` (the
+ * API server's open connections are sent away: see Drain.goAway).
+ */
+function staleTransitions(logger: Logger, onStale: () => void): (stale: SourceFailure | undefined) => void {
   let was = false;
   return (stale) => {
     if ((stale !== undefined) === was) return;
@@ -95,9 +98,13 @@ function staleLogger(logger: Logger): (stale: SourceFailure | undefined) => void
     if (stale !== undefined) {
       logger.error({ since: new Date(stale.since).toISOString(), err: stale.problem },
         'shortcut view stale: not ready, so that reviews go to replicas whose view is live');
+      onStale();
     } else logger.info('shortcut view live again: ready');
   };
 }
+
+/** How often staleness is checked between readiness probes, so the transition is acted on when it happens. */
+const STALE_CHECK_MS = 1000;
 
 const LEASE_NAME = 'shortcut-webhook-controller';
 /** Below the Deployment's 30 s grace period minus its 5 s preStop pause, so the exit is ours and not a SIGKILL. */
@@ -228,7 +235,8 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
   }
 
   let stopping = false;
-  const sayStale = staleLogger(logger);
+  let sendAway = () => {};
+  const sayStale = staleTransitions(logger, () => sendAway());
   /** The FCC source failing for longer than --stale-view-after (see STALE_VIEW_AFTER_MS for why that long). */
   const staleness = (): string[] => {
     const failure = failing();
@@ -246,6 +254,9 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
   ];
   webhook = buildWebhookApp({ view: store, metrics, logger, clusterId: config.clusterId, tls });
   const drain = trackDrain(webhook);
+  sendAway = () => drain.goAway();
+  const staleCheck = setInterval(() => staleness(), STALE_CHECK_MS);
+  staleCheck.unref();
   const ops = buildOpsApp({ view: store, metrics, logger, readiness, clusterId: config.clusterId, ...(sources === undefined ? {} : { sources }) });
   const stopSignal = signalled();
   try {
@@ -253,6 +264,7 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
     await listenAll(webhook, config.host, config.port);
   } catch (error) {
     logger.fatal({ err: errorMessage(error) }, 'cannot listen');
+    clearInterval(staleCheck);
     await Promise.allSettled([webhook.close(), ops.close()]);
     certificates.stop();
     return EXIT_INVALID_INPUT;
@@ -266,6 +278,7 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
 
   const signal = await stopSignal;
   stopping = true;
+  clearInterval(staleCheck);
   logger.info({ signal }, 'shutting down: finishing in-flight reviews');
   drain.closeSessions();
   const drained = await Promise.race([

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { connect } from 'node:http2';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { stringify } from 'yaml';
@@ -72,6 +73,11 @@ test('a replica whose hub refuses it for longer than --stale-view-after is not r
       '--shortcuts-kubeconfig', hubFile, '--stale-view-after', '2s']);
     const running = server;
     await waitFor(async () => (await opsGet(running, '/readyz')).status === 200, { timeoutMs: 15_000, description: 'ready' });
+    // The API server's connection, open before: it is sent away when the replica turns stale (conntrack would keep it).
+    const session = connect(`https://localhost:${running.webhookPort}`, { ca: certs.ca });
+    const goaway = new Promise<void>((resolve) => session.once('goaway', () => resolve()));
+    session.on('error', () => {});
+    await new Promise<void>((resolve, reject) => { session.once('connect', () => resolve()); session.once('error', reject); });
     const revoked = Date.now();
     hub.setToken('nobody-has-this');
     hub.dropWatches();
@@ -86,6 +92,8 @@ test('a replica whose hub refuses it for longer than --stale-view-after is not r
     assert.match(readyz.text, /shortcut view stale: every read of the ForeignClusterConnections has failed for \d+ s \(HTTP 401/);
     assert.equal((await usablePairs(running)).length, 1, 'the view itself is kept');
     assert.equal(logRecords(running).filter((r) => r.msg?.startsWith('shortcut view stale')).length, 1);
+    await goaway;
+    session.destroy();
 
     hub.setToken('first');
     await waitFor(async () => (await opsGet(running, '/readyz')).status === 200, { timeoutMs: 15_000, description: 'ready again' });
