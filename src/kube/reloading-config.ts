@@ -232,7 +232,8 @@ export class ReloadingKubeConfig extends KubeConfig {
    */
   refused(status: 401 | 403, during: string): void {
     this.refusal = { status, at: this.now(), during };
-    if (this.refusals.isNew(`${status} ${during}`)) {
+    // By status alone: a list and the API client under it both report one refusal, said once for the whole outage.
+    if (this.refusals.isNew(String(status))) {
       this.options.logger.warn({ origin: this.options.origin, status, during },
         status === 401 ? 'the API server refuses these credentials (401): reading them again' : 'the API server refuses this request (403): missing RBAC rights?');
     }

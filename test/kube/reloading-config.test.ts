@@ -189,3 +189,22 @@ test('a change of server in the kubeconfig moves clients made before it', async 
     });
   });
 });
+
+test('a refusal is said once per outage, whoever reports it, and its end once', async () => {
+  const file = join(tempDir(), 'kubeconfig');
+  writeFileSync(file, kubeconfigText('https://hub.example:6443', { token: 't' }));
+  const { logger, records } = recordingLogger();
+  const config = reloading(file, logger);
+  // A list through an API client: the client's middleware and the list's owner both report the same 401, each retry.
+  for (let retry = 0; retry < 3; retry++) {
+    config.refused(401, 'an API call');
+    config.refused(401, 'list foreignclusterconnections');
+  }
+  await config.reload('settle');
+  assert.equal(records.filter((r) => r.msg === 'the API server refuses these credentials (401): reading them again').length, 1);
+  assert.equal(config.status().refused?.during, 'list foreignclusterconnections');
+  config.accepted();
+  config.accepted();
+  assert.equal(records.filter((r) => r.msg === 'the API server accepts the credentials again').length, 1);
+  assert.equal(config.status().refused, null);
+});

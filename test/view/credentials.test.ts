@@ -115,7 +115,7 @@ test('revoked under an open watch: the next list and watch get 401, the kubeconf
 });
 
 test('while the token is refused, failing() says since when and why, and the view stays as it was', async () => {
-  await withRotatingSource(async ({ server, store, source, config }) => {
+  await withRotatingSource(async ({ server, store, source, config, records }) => {
     assert.equal(source.failing(), undefined);
     const before = Date.now();
     server.setToken('nobody-has-this');
@@ -129,6 +129,8 @@ test('while the token is refused, failing() says since when and why, and the vie
     const first = failure.since;
     await waitFor(() => server.requests.filter((r) => r.status === 401).length >= 4, { description: 'retries' });
     assert.equal(source.failing()?.since, first, 'counted from the first failure, not the last');
+    assert.equal(records.filter((r) => r.msg === 'the API server refuses these credentials (401): reading them again').length, 1,
+      'one line for the outage, not one per retry');
     server.setToken('first');
     await waitFor(() => source.failing() === undefined, { description: 'answers again' });
   });
