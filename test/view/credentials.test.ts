@@ -7,7 +7,10 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { stringify } from 'yaml';
 import { readKubeConfig, ReloadingKubeConfig } from '../../src/kube/reloading-config.ts';
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import { readListPage } from '../../src/kube/client.ts';
 import { ClusterShortcutSource } from '../../src/view/cluster-source.ts';
+import { ListWatch } from '../../src/view/list-watch.ts';
 import { SnapshotStore } from '../../src/view/shortcut-view.ts';
 import { fccObject } from '../support/builders.ts';
 import { startKubeApiServer, type KubeApiServer } from '../support/kube-api-server.ts';
@@ -136,11 +139,32 @@ test('while the token is refused, failing() says since when and why, and the vie
   });
 });
 
-test('optional leaf resources that are absent are not a failing source', async () => {
-  await withRotatingSource(async ({ server, source }) => {
-    server.unregisterResource({ apiVersion: 'networking.liqo.io/v1beta1', kind: 'Connection' });
-    server.unregisterResource({ apiVersion: 'networking.liqo.io/v1beta1', kind: 'Configuration' });
-    await waitFor(() => server.requests.filter((r) => r.path.endsWith('/connections') && r.status === 404).length >= 1, { description: 'a 404' });
-    assert.equal(source.failing(), undefined);
-  }, { local: true });
+test('a list failure its owner expects (a resource this cluster does not serve) is not a failing source; an unexpected one is', async () => {
+  const server = await startKubeApiServer();
+  server.unregisterResource({ apiVersion: 'networking.liqo.io/v1beta1', kind: 'Connection' });
+  const kubeconfig = await server.kubeconfig();
+  const config = new ReloadingKubeConfig({
+    load: () => {
+      const read = readKubeConfig(kubeconfig, {});
+      if (read === undefined) throw new Error('no config');
+      return read;
+    },
+    origin: 'test', files: [], logger: recordingLogger().logger,
+  });
+  const api = config.makeApiClient(CustomObjectsApi);
+  const watches = (['expected', 'unexpected'] as const).map((verdict) => new ListWatch({
+    name: `connections-${verdict}`, config, logger: recordingLogger().logger, backoff: FAST,
+    watchPath: '/apis/networking.liqo.io/v1beta1/connections',
+    list: async () => readListPage(await api.listClusterCustomObject({ group: 'networking.liqo.io', version: 'v1beta1', plural: 'connections' })),
+    onChange: () => {}, onListError: () => verdict,
+  }));
+  try {
+    for (const watch of watches) watch.start();
+    await waitFor(() => server.requests.filter((r) => r.path.endsWith('/connections') && r.status === 404).length >= 6, { description: 'retried 404s' });
+    assert.equal(watches[0]?.failing(), undefined);
+    assert.match(watches[1]?.failing()?.problem ?? '', /404/);
+  } finally {
+    await Promise.all(watches.map((watch) => watch.stop()));
+    await server.close();
+  }
 });
