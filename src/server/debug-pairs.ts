@@ -3,13 +3,24 @@ import type { Cidr } from '../core/cidr.ts';
 import { sortedTunnels } from '../core/leaf-views.ts';
 import { localClusters, statesOf, viewNotes } from '../core/local-clusters.ts';
 import type { Snapshot } from '../core/snapshot.ts';
-import type { CredentialStatus } from '../kube/reloading-config.ts';
+
+/** One set of credentials (the kube layer's CredentialStatus, said here as the page shows it). */
+export interface CredentialReport {
+  readonly origin: string;
+  /** When the credentials in use were read (the start, or the last reload that changed them). */
+  readonly loadedAt: string;
+  readonly reloads: number;
+  /** The last refusal (401: not authenticated; 403: not allowed) since the last accepted request, if any. */
+  readonly refused: { readonly status: number; readonly at: string; readonly during: string } | null;
+  /** The last re-read that failed (a file that does not parse), kept until one succeeds. */
+  readonly reloadProblem: string | null;
+}
 
 /** One cluster the view is read from (cluster mode): its credentials, and whether reading it keeps failing. */
 export interface SourceReport {
   /** `shortcuts` (where the FCCs are read: the hub, or the local cluster) or `local` (the leaf's Liqo objects, the controller). */
   readonly cluster: string;
-  readonly credentials: CredentialStatus;
+  readonly credentials: CredentialReport;
   /** Every read of the FCCs has failed since `since`; null while they answer, and for the local cluster. */
   readonly failing: { readonly since: string; readonly problem: string } | null;
 }
