@@ -38,6 +38,7 @@ export const SERVE_FLAGS = {
   'shortcuts-namespace': { type: 'string', value: 'NS', help: 'watch ForeignClusterConnections in this namespace only (default: all)' },
   'no-controller': { type: 'boolean', help: 'do not reconcile stored slices when the shortcuts change' },
   'resync-interval': { type: 'string', value: 'DUR', help: 'periodic reconcile of stored slices, e.g. 30s, 10m, 1h; 0 turns it off (default 10m)' },
+  'stale-view-after': { type: 'string', value: 'DUR', help: 'not ready once every read of the FCCs has failed for this long, so reviews go to replicas with a live view; 0 turns it off (default 60s)' },
   'log-level': { type: 'string', value: 'L', help: `one of ${LOG_LEVELS.join(', ')} (default info)` },
   help: { type: 'boolean', help: 'show this help' },
 } as const satisfies FlagTable;
@@ -165,8 +166,22 @@ export interface ServeConfig {
   readonly shortcutsNamespace: string | undefined;
   readonly controller: boolean;
   readonly resyncIntervalMs: number;
+  /** 0: never; see STALE_VIEW_AFTER_MS for the default and why. */
+  readonly staleViewAfterMs: number;
   readonly logLevel: LogLevel;
 }
+
+/**
+ * How long every list and watch of the FCCs may fail before a replica says it is not ready (/readyz 503), so that
+ * the API server's reviews go to replicas whose view still follows the source (or, with none left, fail open:
+ * failurePolicy Ignore, no rewrite). 60 s is twice the watch's backoff cap (30 s): at least two retries at the cap,
+ * about six attempts in all, must have failed, so an API server restart or a control-plane rollout (seconds to tens
+ * of seconds) does not take every replica out at once, while a replica whose credentials were revoked leaves within
+ * about a minute plus the readiness probe (5 s x 2). Failure is counted from the first failed attempt, not from the
+ * last event: a quiet source is not stale; a silently dead stream counts from when the watchdog drops it (the watch
+ * timeout plus 30 s), and the webhook's own 5 s timeout plays no part, a stale replica answers fast.
+ */
+export const STALE_VIEW_AFTER_MS = 60_000;
 
 export type Parsed<T> = { readonly help: true } | { readonly help: false; readonly config: T };
 
@@ -199,6 +214,11 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
   if (resyncIntervalMs === undefined || (resyncIntervalMs > 0 && resyncIntervalMs < 1000)) {
     throw new UsageError(`${values.name('resync-interval')} ${resyncRaw}: expected a duration of at least 1s such as 30s, 10m or 1h, or 0 for off`);
   }
+  const staleRaw = values.text('stale-view-after');
+  const staleViewAfterMs = staleRaw === undefined ? STALE_VIEW_AFTER_MS : parseDuration(staleRaw);
+  if (staleViewAfterMs === undefined) {
+    throw new UsageError(`${values.name('stale-view-after')} ${staleRaw}: expected a duration such as 30s or 2m, or 0 for never`);
+  }
   const config: ServeConfig = {
     host: values.text('host'),
     port: values.port('port', 9443),
@@ -213,6 +233,7 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     shortcutsNamespace: values.text('shortcuts-namespace'),
     controller: !values.flag('no-controller'),
     resyncIntervalMs,
+    staleViewAfterMs,
     logLevel: values.oneOf('log-level', LOG_LEVELS, 'info'),
   };
   return { help: false, config: Object.freeze(config) };

@@ -11,7 +11,7 @@ import { describeState, notThisCluster, type PairState } from './core/pairs.ts';
 import type { Snapshot } from './core/snapshot.ts';
 import type { LeaderElector } from './controller/leader.ts';
 import type { SliceReconciler } from './controller/reconciler.ts';
-import type { KubeAccess } from './kube/client.ts';
+import type { ReloadingKubeConfig } from './kube/reloading-config.ts';
 import { inCluster } from './kube/in-cluster.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Metrics } from './metrics.ts';
@@ -19,7 +19,9 @@ import { trackDrain } from './server/drain.ts';
 import { developmentTls } from './dev-tls.ts';
 import { CertificateWatcher, secureContextOptions } from './tls.ts';
 import { errorMessage } from './util/errors.ts';
+import type { SourceReport } from './server/debug-pairs.ts';
 import type { ClusterShortcutSource } from './view/cluster-source.ts';
+import type { SourceFailure } from './view/list-watch.ts';
 import { FileShortcutSource } from './view/file-source.ts';
 import { SnapshotStore } from './view/shortcut-view.ts';
 
@@ -88,16 +90,37 @@ function notesLogger(logger: Logger, view: { isSynced(): boolean }, clusterId: s
 /**
  * The local cluster (Liqo Connections, the controller) and the cluster holding the FCCs. In file mode KUBECONFIG is
  * not followed: `npm start` on a laptop must never reconcile whatever cluster the shell happens to point at. The
- * Kubernetes client is loaded only when some cluster may be there to talk to.
+ * Kubernetes client is loaded only when some cluster may be there to talk to. Both configs re-read their files when
+ * they change and when the API answers 401 (reloading-config.ts); without --shortcuts-kubeconfig they are one.
  */
-async function kubeAccessFor(config: ServeConfig, env: NodeJS.ProcessEnv): Promise<{ local: KubeAccess | undefined; shortcuts: KubeAccess | undefined }> {
+async function kubeConfigsFor(config: ServeConfig, env: NodeJS.ProcessEnv, logger: Logger): Promise<{ local: ReloadingKubeConfig | undefined; shortcuts: ReloadingKubeConfig | undefined }> {
   const localFile = config.kubeconfig ?? (config.source === 'cluster' ? env.KUBECONFIG || undefined : undefined);
   if (localFile === undefined && config.shortcutsKubeconfig === undefined && !inCluster(env)) return { local: undefined, shortcuts: undefined };
-  const { loadKubeAccess } = await import('./kube/client.ts');
-  const local = loadKubeAccess(localFile, env);
-  const shortcuts = config.shortcutsKubeconfig !== undefined ? loadKubeAccess(config.shortcutsKubeconfig, env) : local;
+  const { reloadingKubeConfig } = await import('./kube/reloading-config.ts');
+  const local = reloadingKubeConfig(localFile, logger, env);
+  const shortcuts = config.shortcutsKubeconfig !== undefined ? reloadingKubeConfig(config.shortcutsKubeconfig, logger, env) : local;
   return { local, shortcuts };
 }
+
+/**
+ * Says when the view turns stale and when it is live again, once each, and on turning stale calls `onStale` (the
+ * API server's open connections are sent away: see Drain.goAway).
+ */
+function staleTransitions(logger: Logger, onStale: () => void): (stale: SourceFailure | undefined) => void {
+  let was = false;
+  return (stale) => {
+    if ((stale !== undefined) === was) return;
+    was = stale !== undefined;
+    if (stale !== undefined) {
+      logger.error({ since: new Date(stale.since).toISOString(), err: stale.problem },
+        'shortcut view stale: not ready, so that reviews go to replicas whose view is live');
+      onStale();
+    } else logger.info('shortcut view live again: ready');
+  };
+}
+
+/** How often staleness is checked between readiness probes, so the transition is acted on when it happens. */
+const STALE_CHECK_MS = 1000;
 
 const LEASE_NAME = 'shortcut-webhook-controller';
 /** Below the Deployment's 30 s grace period minus its 5 s preStop pause, so the exit is ours and not a SIGKILL. */
@@ -171,7 +194,7 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
 
   let clusters;
   try {
-    clusters = await kubeAccessFor(config, env);
+    clusters = await kubeConfigsFor(config, env, logger);
   } catch (error) {
     logger.fatal({ err: errorMessage(error) }, 'cannot load the kubeconfig');
     certificates.stop();
@@ -186,14 +209,27 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
   const clusterMode = config.source === 'cluster' && shortcuts !== undefined;
   // Types only: the cluster-mode classes are imported where they are built, so file mode never loads the client.
   let source: ClusterShortcutSource | FileShortcutSource;
+  /** Whether the FCC source keeps failing (cluster mode; files are re-read and never stale). */
+  let failing: () => SourceFailure | undefined = () => undefined;
+  let sources: (() => readonly SourceReport[]) | undefined;
   if (clusterMode) {
     const { ClusterShortcutSource } = await import('./view/cluster-source.ts');
-    source = new ClusterShortcutSource({
-      store, logger, shortcutsConfig: shortcuts.config, namespace: config.shortcutsNamespace, localConfig: local?.config,
+    const clusterSource = new ClusterShortcutSource({
+      store, logger, shortcutsConfig: shortcuts, namespace: config.shortcutsNamespace, localConfig: local,
       // FCCs read on the hub: its IPAM objects are read there too (the stock-Liqo path).
-      hubConfig: config.shortcutsKubeconfig === undefined ? undefined : shortcuts.config,
+      hubConfig: config.shortcutsKubeconfig === undefined ? undefined : shortcuts,
       onRestart: () => metrics.viewWatchRestarts.inc(),
     });
+    source = clusterSource;
+    failing = () => clusterSource.failing();
+    sources = () => {
+      const failure = clusterSource.failing();
+      return [
+        { cluster: 'shortcuts', credentials: shortcuts.status(),
+          failing: failure === undefined ? null : { since: new Date(failure.since).toISOString(), problem: failure.problem } },
+        ...(local !== undefined && local !== shortcuts ? [{ cluster: 'local', credentials: local.status(), failing: null }] : []),
+      ];
+    };
     logger.info({ from: shortcuts.origin, namespace: config.shortcutsNamespace ?? 'all' }, 'watching ForeignClusterConnections');
   } else {
     source = new FileShortcutSource({ paths: { shortcuts: config.shortcuts, hub: config.hub }, store, logger });
@@ -207,36 +243,54 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
     const [{ LeaderElector }, { SliceReconciler }] = await Promise.all([import('./controller/leader.ts'), import('./controller/reconciler.ts')]);
     const namespace = podNamespace(env);
     const leaderElector = namespace === undefined ? undefined : new LeaderElector({
-      config: local.config, namespace, name: LEASE_NAME, identity: env.POD_NAME || `${hostname()}-${process.pid}`, logger,
+      config: local, namespace, name: LEASE_NAME, identity: env.POD_NAME || `${hostname()}-${process.pid}`, logger,
       onChange: (leader) => { if (leader) controller?.trigger('became the leader', 0); },
     });
     if (leaderElector === undefined) logger.info('no POD_NAMESPACE: no leader election, this replica reconciles alone');
     elector = leaderElector;
     controller = new SliceReconciler({
-      config: local.config, view: store, clusterId: config.clusterId, logger, metrics, resyncIntervalMs: config.resyncIntervalMs,
+      config: local, view: store, clusterId: config.clusterId, logger, metrics, resyncIntervalMs: config.resyncIntervalMs,
       ...(leaderElector === undefined ? {} : { isLeader: () => leaderElector.isLeader() }),
     });
   }
 
   let stopping = false;
+  let sendAway = () => {};
+  const sayStale = staleTransitions(logger, () => sendAway());
+  /** The FCC source failing for longer than --stale-view-after (see STALE_VIEW_AFTER_MS for why that long). */
+  const staleness = (): string[] => {
+    const failure = failing();
+    const stale = failure !== undefined && config.staleViewAfterMs > 0 && Date.now() - failure.since >= config.staleViewAfterMs ? failure : undefined;
+    sayStale(stale);
+    if (stale === undefined) return [];
+    const seconds = Math.round((Date.now() - stale.since) / 1000);
+    return [`shortcut view stale: every read of the ForeignClusterConnections has failed for ${seconds} s (${stale.problem})`];
+  };
   const readiness = (): string[] => [
     ...(store.isSynced() ? [] : ['shortcut view not synced yet']),
+    ...staleness(),
     ...(certificates.current() === undefined ? ['serving certificate not loaded'] : []),
     ...(stopping ? ['shutting down'] : []),
   ];
   webhook = buildWebhookApp({ view: store, metrics, logger, clusterId: config.clusterId, tls });
   const drain = trackDrain(webhook);
-  const ops = buildOpsApp({ view: store, metrics, logger, readiness, clusterId: config.clusterId });
+  sendAway = () => drain.goAway();
+  const staleCheck = setInterval(() => staleness(), STALE_CHECK_MS);
+  staleCheck.unref();
+  const ops = buildOpsApp({ view: store, metrics, logger, readiness, clusterId: config.clusterId, ...(sources === undefined ? {} : { sources }) });
   const stopSignal = signalled();
   try {
     await listenAll(ops, config.host, config.opsPort);
     await listenAll(webhook, config.host, config.port);
   } catch (error) {
     logger.fatal({ err: errorMessage(error) }, 'cannot listen');
+    clearInterval(staleCheck);
     await Promise.allSettled([webhook.close(), ops.close()]);
     certificates.stop();
     return EXIT_INVALID_INPUT;
   }
+  local?.watch();
+  shortcuts?.watch();
   await source.start();
   elector?.start();
   controller?.start();
@@ -244,6 +298,7 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
 
   const signal = await stopSignal;
   stopping = true;
+  clearInterval(staleCheck);
   logger.info({ signal }, 'shutting down: finishing in-flight reviews');
   drain.closeSessions();
   const drained = await Promise.race([
@@ -254,6 +309,8 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
   await controller?.stop();
   await elector?.stop();
   await source.stop();
+  local?.close();
+  shortcuts?.close();
   certificates.stop();
   await ops.close();
   logger.info('stopped');

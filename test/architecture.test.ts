@@ -19,7 +19,8 @@ const ALLOWED: Readonly<Record<string, Allowed>> = {
   core: { layers: ['core'], packages: ['ipaddr.js'] },
   admission: { layers: ['core', 'admission'], packages: [] },
   util: { layers: ['core', 'util'], packages: ['node:', 'yaml'] },
-  kube: { layers: ['core', 'util', 'kube'], packages: ['node:', '@kubernetes/client-node'] },
+  // log: credential reloads and refusals are said where they happen; yaml: the kubeconfig's tokenFile, which client-node skips.
+  kube: { layers: ['core', 'util', 'kube', 'log'], packages: ['node:', '@kubernetes/client-node', 'yaml'] },
   view: { layers: ['core', 'util', 'kube', 'view', 'log'], packages: ['node:', '@kubernetes/client-node'] },
   controller: {
     layers: ['core', 'admission', 'util', 'kube', 'view', 'controller', 'log', 'metrics'],

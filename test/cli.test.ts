@@ -60,6 +60,7 @@ const usage: readonly [string, readonly string[], RegExp][] = [
   ['serve with a certificate but no key', ['serve', '--tls-cert', 'c'], /--tls-cert and --tls-key go together/],
   ['serve with a bad port', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--port', '70000'], /port/],
   ['serve with a bad resync interval', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--resync-interval', 'soon'], /resync-interval/],
+  ['serve with a bad stale bound', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--stale-view-after', 'a while'], /stale-view-after/],
   ['serve with a bad log level', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--log-level', 'loud'], /log-level/],
   ['serve with an argument', ['serve', 'extra'], /no arguments/],
   ['serve with two shortcut sources', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--shortcuts', 'a', '--shortcuts-kubeconfig', 'b'], /one/],
@@ -90,7 +91,7 @@ for (const argv of [['--help'], ['serve', '--help'], ['rewrite', '--help'], ['he
 test('serve --help lists every flag with its environment variable', async () => {
   const run = await runCli(['serve', '--help']);
   for (const flag of ['host', 'port', 'ops-port', 'tls-cert', 'tls-key', 'cluster-id', 'shortcuts', 'kubeconfig',
-    'shortcuts-kubeconfig', 'shortcuts-namespace', 'no-controller', 'resync-interval', 'log-level']) {
+    'shortcuts-kubeconfig', 'shortcuts-namespace', 'no-controller', 'resync-interval', 'stale-view-after', 'log-level']) {
     assert.match(run.stdout, new RegExp(`--${flag}\\b`));
     assert.match(run.stdout, new RegExp(`SHORTCUT_WEBHOOK_${flag.toUpperCase().replaceAll('-', '_')}\\b`));
   }
@@ -301,6 +302,17 @@ test('every serve flag reads its SHORTCUT_WEBHOOK_ variable, and the flag wins',
     '--shortcuts-namespace', 'other', '--cluster-id', 'c1', '--resync-interval', '2m', '--log-level', 'warn', '--tls-cert', '/c2', '--tls-key', '/key2'], env);
   assert.ok(flags.kind === 'serve');
   assert.deepEqual(read(flags.config), ['::1', 1, 2, '/k2', '/hub2', 'other', 'c1', 120_000, 'warn', '/c2', '/key2']);
+});
+
+test('--stale-view-after: 60s by default, its variable, 0 for never, and the flag wins', () => {
+  const stale = (argv: readonly string[], env: NodeJS.ProcessEnv = {}) => {
+    const parsed = parseCommand(['serve', ...argv], env);
+    assert.ok(parsed.kind === 'serve');
+    return parsed.config.staleViewAfterMs;
+  };
+  assert.equal(stale([]), 60_000);
+  assert.equal(stale([], { SHORTCUT_WEBHOOK_STALE_VIEW_AFTER: '2m' }), 120_000);
+  assert.equal(stale(['--stale-view-after', '0'], { SHORTCUT_WEBHOOK_STALE_VIEW_AFTER: '2m' }), 0);
 });
 
 test('SHORTCUT_WEBHOOK_EXPLAIN turns on --explain', async () => {

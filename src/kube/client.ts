@@ -1,10 +1,8 @@
 // Kubernetes API access: which kubeconfig, and what an error from client-node means.
-import { existsSync } from 'node:fs';
-import { delimiter } from 'node:path';
-import { ApiException, KubeConfig } from '@kubernetes/client-node';
+import { ApiException, type KubeConfig } from '@kubernetes/client-node';
 import { isObject, objectAt, stringField } from '../core/json.ts';
 import { errorMessage } from '../util/errors.ts';
-import { inCluster } from './in-cluster.ts';
+import { readKubeConfig } from './reloading-config.ts';
 
 export interface KubeAccess {
   readonly config: KubeConfig;
@@ -14,26 +12,12 @@ export interface KubeAccess {
 
 /**
  * A kubeconfig file (or a KUBECONFIG-style list of them, merged as kubectl does: the first file's context wins,
- * missing files are skipped), or the pod's service account. Undefined when neither is there.
+ * missing files are skipped), or the pod's service account. Undefined when neither is there. Read once: serve uses
+ * a ReloadingKubeConfig (reloading-config.ts), which reads the same way and follows the files.
  */
 export function loadKubeAccess(file: string | undefined, env: NodeJS.ProcessEnv = process.env): KubeAccess | undefined {
-  const config = new KubeConfig();
-  if (file !== undefined) {
-    const files = file.split(delimiter).filter((path) => path !== '');
-    const present = files.length > 1 ? files.filter((path) => existsSync(path)) : files;
-    const [first, ...rest] = present;
-    if (first === undefined) throw new Error(`none of the kubeconfig files exists: ${file}`);
-    config.loadFromFile(first);
-    for (const path of rest) {
-      const more = new KubeConfig();
-      more.loadFromFile(path);
-      config.mergeConfig(more, true);
-    }
-    return { config, origin: file };
-  }
-  if (!inCluster(env)) return undefined;
-  config.loadFromCluster();
-  return { config, origin: 'in-cluster service account' };
+  const config = readKubeConfig(file, env);
+  return config === undefined ? undefined : { config, origin: file ?? 'in-cluster service account' };
 }
 
 /** The HTTP status of a failed call, whether client-node reports it as ApiException.code or as statusCode. */

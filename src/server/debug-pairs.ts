@@ -4,6 +4,27 @@ import { sortedTunnels } from '../core/leaf-views.ts';
 import { localClusters, statesOf, viewNotes } from '../core/local-clusters.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 
+/** One set of credentials (the kube layer's CredentialStatus, said here as the page shows it). */
+export interface CredentialReport {
+  readonly origin: string;
+  /** When the credentials in use were read (the start, or the last reload that changed them). */
+  readonly loadedAt: string;
+  readonly reloads: number;
+  /** The last refusal (401: not authenticated; 403: not allowed) since the last accepted request, if any. */
+  readonly refused: { readonly status: number; readonly at: string; readonly during: string } | null;
+  /** The last re-read that failed (a file that does not parse), kept until one succeeds. */
+  readonly reloadProblem: string | null;
+}
+
+/** One cluster the view is read from (cluster mode): its credentials, and whether reading it keeps failing. */
+export interface SourceReport {
+  /** `shortcuts` (where the FCCs are read: the hub, or the local cluster) or `local` (the leaf's Liqo objects, the controller). */
+  readonly cluster: string;
+  readonly credentials: CredentialReport;
+  /** Every read of the FCCs has failed since `since`; null while they answer, and for the local cluster. */
+  readonly failing: { readonly since: string; readonly problem: string } | null;
+}
+
 export interface DebugPairs {
   readonly version: number;
   readonly synced: boolean;
@@ -28,6 +49,8 @@ export interface DebugPairs {
       configuration: string; peer: string | null; ownPodCIDRs: readonly string[]; peerPodCIDRs: readonly string[]; peerExternalCIDRs: readonly string[];
     }[];
   };
+  /** The clusters read and their credentials: when they were reloaded, whether the API refuses them; empty in file mode. */
+  readonly sources: readonly SourceReport[];
 }
 
 export interface DebugPairsInput {
@@ -37,11 +60,12 @@ export interface DebugPairsInput {
   readonly synced: boolean;
   /** Epoch ms of the last sync, undefined before the first. */
   readonly lastSync: number | undefined;
+  readonly sources?: readonly SourceReport[];
 }
 
 const texts = (cidrs: readonly Cidr[]): string[] => cidrs.map((cidr) => cidr.text);
 
-export function debugPairs({ snapshot, clusterId, synced, lastSync }: DebugPairsInput): DebugPairs {
+export function debugPairs({ snapshot, clusterId, synced, lastSync, sources }: DebugPairsInput): DebugPairs {
   return {
     version: snapshot.version,
     synced,
@@ -75,5 +99,6 @@ export function debugPairs({ snapshot, clusterId, synced, lastSync }: DebugPairs
         ownPodCIDRs: texts(c.localPod), peerPodCIDRs: texts(c.remotePod), peerExternalCIDRs: texts(c.remoteExternal),
       })),
     },
+    sources: sources ?? [],
   };
 }

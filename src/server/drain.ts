@@ -15,6 +15,12 @@ export interface Drain {
    * requests already answered whose bodies are still arriving are dropped, now or as soon as they are answered.
    */
   closeSessions(): void;
+  /**
+   * Every open HTTP/2 session is sent a GOAWAY, and serving goes on: the API server opens a new connection for its
+   * next review, which the Service sends to a ready replica. For a replica that turns not ready: an established
+   * connection outlives the endpoint's removal (conntrack), so it would otherwise keep receiving reviews.
+   */
+  goAway(): void;
   /** Resolves once no review is being answered. */
   idle(): Promise<void>;
 }
@@ -64,6 +70,9 @@ export function trackDrain(app: AnyFastify<Http2SecureServer>): Drain {
       stopping = true;
       for (const raw of discarding) raw.destroy();
       discarding.clear();
+      for (const session of sessions) session.close();
+    },
+    goAway() {
       for (const session of sessions) session.close();
     },
     idle() {

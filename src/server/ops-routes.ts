@@ -4,7 +4,7 @@ import type { ShortcutView } from '../view/shortcut-view.ts';
 import type { RawServerBase } from 'fastify';
 import type { AnyFastify } from './any-fastify.ts';
 import { viewNotes } from '../core/local-clusters.ts';
-import { debugPairs } from './debug-pairs.ts';
+import { debugPairs, type SourceReport } from './debug-pairs.ts';
 
 export interface Readiness {
   /** Empty when ready; otherwise why not, in words an operator can act on. */
@@ -16,6 +16,8 @@ export interface OpsRouteOptions {
   readonly metrics: Metrics;
   readonly readiness: Readiness;
   readonly clusterId: string | undefined;
+  /** The clusters read (cluster mode), for /debug/pairs. */
+  readonly sources?: () => readonly SourceReport[];
 }
 
 export function opsRoutes<S extends RawServerBase>(app: AnyFastify<S>, options: OpsRouteOptions): void {
@@ -35,6 +37,9 @@ export function opsRoutes<S extends RawServerBase>(app: AnyFastify<S>, options: 
   });
   app.get('/debug/pairs', async () => {
     const { view } = options;
-    return debugPairs({ snapshot: view.current(), clusterId: options.clusterId, synced: view.isSynced(), lastSync: view.lastSync() });
+    return debugPairs({
+      snapshot: view.current(), clusterId: options.clusterId, synced: view.isSynced(), lastSync: view.lastSync(),
+      ...(options.sources === undefined ? {} : { sources: options.sources() }),
+    });
   });
 }

@@ -9,7 +9,7 @@ import { CONFIGURATION_PLURAL, CONNECTION_PLURAL, decodeConfiguration, tunnelSta
 import type { BackoffOptions } from '../util/backoff.ts';
 import type { Logger } from '../log.ts';
 import { readListPage } from '../kube/client.ts';
-import { keepObject, ListWatch } from './list-watch.ts';
+import { keepObject, ListWatch, type SourceFailure } from './list-watch.ts';
 import { HubIpamSource } from './hub-source.ts';
 import type { SnapshotStore } from './shortcut-view.ts';
 
@@ -148,6 +148,14 @@ export class ClusterShortcutSource {
     this.hub?.start();
     await Promise.all([...this.leafWatches.map((watch) => watch.attempted()), this.hub?.attempted()]);
     this.fccs.start();
+  }
+
+  /**
+   * Whether the FCCs, the one source the view cannot do without, have been failing, since when and why. The leaf's
+   * Liqo resources are optional: absent or forbidden, they are said once and do not count.
+   */
+  failing(): SourceFailure | undefined {
+    return this.fccs.failing();
   }
 
   async stop(): Promise<void> {

@@ -1,11 +1,15 @@
 // A list/watch loop that stays alive. client-node's informer stops for good after an error and re-watches in a
 // hot loop when the server closes the stream, so this one owns restart with capped, jittered backoff, relists on
-// 410 Gone, and becomes synced after the first successful list, even an empty one.
+// 410 Gone, and becomes synced after the first successful list, even an empty one. Built from a ReloadingKubeConfig,
+// it follows credential rotation: a 401 asks the config to read its credentials again, and new credentials restart the
+// open watch from where it stood (no relist, so no moment with an empty view), since a stream opened with revoked ones
+// would otherwise carry on until the server ends it.
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from '../util/backoff.ts';
 import { isObject, objectField, stringField } from '../core/json.ts';
 import { namespacedName } from '../core/object-name.ts';
 import { describeError, httpStatus, type ListPage } from '../kube/client.ts';
+import { ReloadingKubeConfig } from '../kube/reloading-config.ts';
 import type { Logger } from '../log.ts';
 import { ProblemLatch } from '../util/problem-latch.ts';
 
@@ -38,9 +42,23 @@ export interface ListWatchOptions<T> {
   readonly backoff?: BackoffOptions;
   /** Asked of the server, which then ends the stream; a silent stream is dropped after this plus a grace. */
   readonly watchTimeoutSeconds?: number;
+  /** For how long the source has been failing (see failing()); Date.now by default. */
+  readonly now?: () => number;
 }
 
-type WatchEnd = { readonly kind: 'closed' } | { readonly kind: 'gone' } | { readonly kind: 'error'; readonly error: unknown };
+/** A source that has not answered since `since` (epoch ms): every list or watch attempt since then failed. */
+export interface SourceFailure {
+  readonly since: number;
+  /** The last failure, in words. */
+  readonly problem: string;
+}
+
+type WatchEnd =
+  | { readonly kind: 'closed' }
+  | { readonly kind: 'gone' }
+  | { readonly kind: 'error'; readonly error: unknown }
+  /** New credentials: the watch is opened again with them, at once, from the same resourceVersion. */
+  | { readonly kind: 'credentials' };
 
 export function objectKey(object: unknown): string | undefined {
   const metadata = isObject(object) ? objectField(object, 'metadata') : undefined;
@@ -76,14 +94,31 @@ export class ListWatch<T> {
   private running: Promise<void> | undefined;
   private firstAttempt: Promise<void>;
   private firstAttemptDone: () => void = () => {};
+  private failure: SourceFailure | undefined;
+  /** Set by a credentials reload, taken by the watch it ends (or by the next one to open). */
+  private credentialsChanged = false;
+  private unsubscribe: (() => void) | undefined;
+  private readonly now: () => number;
 
   constructor(private readonly options: ListWatchOptions<T>) {
     this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
     this.firstAttempt = new Promise((resolve) => { this.firstAttemptDone = resolve; });
+    this.now = options.now ?? Date.now;
   }
 
   start(): void {
-    this.running ??= this.run();
+    if (this.running !== undefined) return;
+    const { config } = this.options;
+    if (config instanceof ReloadingKubeConfig) this.unsubscribe = config.onReload(() => this.credentialsReloaded());
+    this.running = this.run();
+  }
+
+  /**
+   * Undefined while the source answers. Otherwise since when every attempt failed, and why; failures the owner
+   * expects (onListError says 'expected': a resource this cluster does not serve) do not count.
+   */
+  failing(): SourceFailure | undefined {
+    return this.failure;
   }
 
   /** Resolves after the first list has succeeded or failed once. */
@@ -93,6 +128,7 @@ export class ListWatch<T> {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.unsubscribe?.();
     this.abort?.abort();
     this.wake?.();
     await this.running;
@@ -105,8 +141,30 @@ export class ListWatch<T> {
     });
   }
 
+  private credentialsReloaded(): void {
+    this.credentialsChanged = true;
+    this.backoff.reset();
+    this.abort?.abort();
+    // A list or watch waiting out its backoff after a 401 tries the new credentials now.
+    this.wake?.();
+  }
+
+  /** The API refused the credentials (401) or the request (403): the config is told, and re-reads on a 401. */
+  private refused(error: unknown, during: string): void {
+    const status = httpStatus(error);
+    const { config } = this.options;
+    if ((status === 401 || status === 403) && config instanceof ReloadingKubeConfig) config.refused(status, `${during} ${this.options.name}`);
+  }
+
+  private answered(): void {
+    this.failure = undefined;
+    const { config } = this.options;
+    if (config instanceof ReloadingKubeConfig) config.accepted();
+  }
+
   /** Says a problem once, and again only when it changes: an API outage is one log line, not one per retry. */
   private problem(message: string, context: Record<string, unknown>): void {
+    this.failure = { since: this.failure?.since ?? this.now(), problem: message };
     if (!this.problems.isNew(message)) return;
     this.options.logger.warn({ resource: this.options.name, ...context, err: message }, 'shortcut source problem, retrying');
   }
@@ -130,12 +188,16 @@ export class ListWatch<T> {
           }
           this.resourceVersion = result.resourceVersion;
           needList = false;
+          this.answered();
           this.recovered();
           this.options.onChange(this.objects);
           this.options.onFresh?.();
         } catch (error) {
           // A failure the owner expects (a CRD this cluster does not have) is its to report, not a problem to warn of.
-          if (this.options.onListError?.(httpStatus(error)) !== 'expected') this.problem(describeError(error), { during: 'list' });
+          if (this.options.onListError?.(httpStatus(error)) !== 'expected') {
+            this.refused(error, 'list');
+            this.problem(describeError(error), { during: 'list' });
+          }
           this.firstAttemptDone();
           await this.sleep(this.backoff.next());
           continue;
@@ -148,6 +210,8 @@ export class ListWatch<T> {
       const started = Date.now();
       const end = await this.watchOnce();
       if (this.stopped) break;
+      // Not a restart the server caused: view_watch_restarts counts dropped watches only.
+      if (end.kind === 'credentials') { watches--; continue; }
       if (end.kind === 'gone') {
         // The history we would resume from is compacted: only a fresh list is consistent again.
         needList = true;
@@ -156,6 +220,7 @@ export class ListWatch<T> {
       if (end.kind === 'error') {
         const status = httpStatus(end.error);
         if (status === 410) { needList = true; continue; }
+        this.refused(end.error, 'watch');
         this.problem(describeError(end.error), { during: 'watch' });
         await this.sleep(this.backoff.next());
         continue;
@@ -206,6 +271,7 @@ export class ListWatch<T> {
         const version = resourceVersionOf(object);
         if (version !== undefined) this.resourceVersion = version;
         this.backoff.reset();
+        this.answered();
         this.recovered();
         this.options.onFresh?.();
         if (type === 'BOOKMARK') return;
@@ -215,13 +281,20 @@ export class ListWatch<T> {
         else this.store(key, object);
         this.schedulePublish();
       };
+      let done = false;
       const onDone = (error: unknown) => {
+        done = true;
         if (watchdog !== undefined) clearTimeout(watchdog);
-        if (gone) resolve({ kind: 'gone' });
+        if (this.credentialsChanged) {
+          this.credentialsChanged = false;
+          resolve({ kind: 'credentials' });
+        } else if (gone) resolve({ kind: 'gone' });
         else if (failure !== undefined) resolve({ kind: 'error', error: failure });
         else if (error) resolve({ kind: 'error', error });
         else resolve({ kind: 'closed' });
       };
+      // Credentials that changed before this watch opens are the ones it opens with: nothing to restart for.
+      this.credentialsChanged = false;
       new Watch(this.options.config)
         .watch(this.options.watchPath, {
           resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds,
@@ -229,7 +302,9 @@ export class ListWatch<T> {
         }, onEvent, onDone)
         .then((controller) => {
           this.abort = controller;
-          if (this.stopped) controller.abort();
+          // The stream is open (a refused one has already called onDone): the source answers.
+          if (!done) this.answered();
+          if (this.stopped || this.credentialsChanged) controller.abort();
         }, onDone);
     });
   }

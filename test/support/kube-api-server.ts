@@ -214,6 +214,8 @@ export interface KubeApiServer {
   failNext(match: FailureMatch, status: number): void;
   /** While unavailable, open watches are dropped and requests fail as `mode` says (default 'status'). */
   setAvailable(available: boolean, options?: { readonly mode?: UnavailableMode }): void;
+  /** From now on only this bearer token is accepted (a rotated, revoked one answers 401); open watches carry on. */
+  setToken(token: string): void;
 }
 
 export const ENDPOINT_SLICES: ResourceDefinition = {
@@ -911,8 +913,10 @@ class ApiServer implements KubeApiServer {
   private readonly failures: Array<{ match: FailureMatch; status: number; remaining: number }> = [];
   private readonly tempDirs: string[] = [];
   private unavailable: UnavailableMode | undefined;
+  private token: string | undefined;
 
-  constructor(private readonly options: KubeApiServerOptions) {
+  constructor(options: KubeApiServerOptions) {
+    this.token = options.token;
     this.store = new Store(options.mutate);
     for (const def of options.resources ?? DEFAULT_RESOURCES) this.store.register(def);
     this.server.on('connection', (socket: Socket) => {
@@ -955,7 +959,7 @@ class ApiServer implements KubeApiServer {
       dir = await mkdtemp(join(tmpdir(), 'kube-api-server-'));
       this.tempDirs.push(dir);
     }
-    const token = settings.token === undefined ? this.options.token : settings.token;
+    const token = settings.token === undefined ? this.token : settings.token;
     const config = {
       apiVersion: 'v1',
       kind: 'Config',
@@ -1056,6 +1060,10 @@ class ApiServer implements KubeApiServer {
     this.failures.push({ match, status, remaining: match.count ?? 1 });
   }
 
+  setToken(token: string): void {
+    this.token = token;
+  }
+
   setAvailable(available: boolean, options: { readonly mode?: UnavailableMode } = {}): void {
     this.unavailable = available ? undefined : options.mode ?? 'status';
     if (available) return;
@@ -1117,7 +1125,7 @@ class ApiServer implements KubeApiServer {
         response.end('ok');
         return;
       }
-      if (this.options.token !== undefined && request.headers.authorization !== `Bearer ${this.options.token}`) {
+      if (this.token !== undefined && request.headers.authorization !== `Bearer ${this.token}`) {
         throw errors.unauthorized();
       }
       const route = this.route(url.pathname);
