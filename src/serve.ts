@@ -17,6 +17,7 @@ import { createLogger, type Logger } from './log.ts';
 import { Metrics } from './metrics.ts';
 import { trackDrain } from './server/drain.ts';
 import { developmentTls } from './dev-tls.ts';
+import { buildInfo, userAgent } from './version.ts';
 import { CertificateWatcher, secureContextOptions } from './tls.ts';
 import { errorMessage } from './util/errors.ts';
 import type { ClusterShortcutSource } from './view/cluster-source.ts';
@@ -78,8 +79,9 @@ async function kubeAccessFor(config: ServeConfig, env: NodeJS.ProcessEnv): Promi
   const localFile = config.kubeconfig ?? (config.source === 'cluster' ? env.KUBECONFIG || undefined : undefined);
   if (localFile === undefined && config.shortcutsKubeconfig === undefined && !inCluster(env)) return { local: undefined, shortcuts: undefined };
   const { loadKubeAccess } = await import('./kube/client.ts');
-  const local = loadKubeAccess(localFile, env);
-  const shortcuts = config.shortcutsKubeconfig !== undefined ? loadKubeAccess(config.shortcutsKubeconfig, env) : local;
+  const agent = userAgent();
+  const local = loadKubeAccess(localFile, env, agent);
+  const shortcuts = config.shortcutsKubeconfig !== undefined ? loadKubeAccess(config.shortcutsKubeconfig, env, agent) : local;
   return { local, shortcuts };
 }
 
@@ -123,7 +125,8 @@ function signalled(): Promise<string> {
 
 export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promise<number> {
   const logger = createLogger(config.logLevel);
-  const metrics = new Metrics();
+  const build = buildInfo();
+  const metrics = new Metrics({ build, processMetrics: true });
   const store = new SnapshotStore();
   metrics.trackView(store);
   store.subscribe((snapshot) => metrics.setPairStates(localStates(snapshot, config.clusterId)));
@@ -208,11 +211,15 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
   const drain = trackDrain(webhook);
   const ops = buildOpsApp({ view: store, metrics, logger, readiness, clusterId: config.clusterId });
   const stopSignal = signalled();
+  // Which flag to change when a port is taken: the message of EADDRINUSE alone names only the address.
+  let listening = '--ops-port';
   try {
     await listenAll(ops, config.host, config.opsPort);
+    listening = '--port';
     await listenAll(webhook, config.host, config.port);
   } catch (error) {
-    logger.fatal({ err: errorMessage(error) }, 'cannot listen');
+    const busy = typeof error === 'object' && error !== null && 'code' in error && error.code === 'EADDRINUSE';
+    logger.fatal({ err: errorMessage(error), ...(busy ? { hint: `the port is in use: choose another with ${listening}` } : {}) }, 'cannot listen');
     await Promise.allSettled([webhook.close(), ops.close()]);
     certificates.stop();
     return EXIT_INVALID_INPUT;
@@ -220,7 +227,10 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
   await source.start();
   elector?.start();
   controller?.start();
-  logger.info({ webhook: webhook.addresses(), ops: ops.addresses(), source: config.source, clusterId: config.clusterId ?? null }, 'serving');
+  logger.info({
+    version: build.version, commit: build.commit ?? null, webhook: webhook.addresses(), ops: ops.addresses(), source: config.source,
+    clusterId: config.clusterId ?? null,
+  }, 'serving');
 
   const signal = await stopSignal;
   stopping = true;

@@ -1,6 +1,7 @@
 // `npm start`, as the README's first command: it serves, and stopping what the user started stops the server.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { makeCerts } from './support/certs.ts';
 import { waitFor } from './support/wait-for.ts';
@@ -26,8 +27,10 @@ test('SIGTERM to `npm start` stops the server: nothing is left holding its ports
   try {
     const serving = await waitFor(() => lines.find((line) => line.includes('"msg":"serving"')),
       { timeoutMs: 30_000, description: `npm start serves:\n${lines.join('\n')}` });
-    const { ops, clusterId } = JSON.parse(serving) as { ops: { port: number }[]; clusterId: string };
+    const { ops, clusterId, version } = JSON.parse(serving) as { ops: { port: number }[]; clusterId: string; version: string };
     assert.equal(clusterId, 'cluster2');
+    // The "serving" line says what runs.
+    assert.equal(version, (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version);
     const readyz = `http://127.0.0.1:${ops[0]?.port}/readyz`;
     assert.equal((await fetch(readyz)).status, 200);
     child.kill('SIGTERM');
