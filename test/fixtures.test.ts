@@ -43,7 +43,7 @@ for (const name of readdirSync(root).sort()) {
     documents(input).forEach((document, i) => {
       const isReview = (document as { kind?: string }).kind === 'AdmissionReview';
       if (isReview) return;
-      assert.deepEqual(jsonpatch.applyPatch(structuredClone(document), patches[i], true, false).newDocument, expected[i]);
+      assert.deepEqual(jsonpatch.applyPatch(structuredClone(document), patches[i].patch, true, false).newDocument, expected[i]);
     });
   });
 
