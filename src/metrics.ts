@@ -1,4 +1,4 @@
-// Prometheus metrics of SPEC §4. One registry per process (or per test), never prom-client's global one.
+// Prometheus metrics (docs/reference.md#metrics). One registry per process (or per test), never prom-client's global one.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ReviewOutcome } from './admission/responses.ts';
 import { UNUSABLE_REASONS, type PairState } from './core/pairs.ts';
