@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { stringify } from 'yaml';
-import { fccObject, sliceObject } from './support/builders.ts';
+import { configurationObject, fccObject, sliceObject } from './support/builders.ts';
 import { runCli } from './support/run-cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'shortcut-conventions-'));
@@ -72,6 +72,20 @@ test('--explain -o json: one object per slice with its addresses, and the FCC st
   const table = await runCli(['rewrite', '--shortcuts', shortcuts, '--explain', '-o', 'yaml', single]);
   assert.equal(table.code, 2);
   assert.match(table.stderr, /--output yaml does not go with --explain/);
+});
+
+test('a Configuration that cannot be used is said on stderr, one line each', async () => {
+  const unlabelled = configurationObject({ peer: 'cluster7' });
+  (unlabelled.metadata as { labels: Record<string, string> }).labels = {};
+  const { status: _status, ...noStatus } = configurationObject({ peer: 'cluster8' });
+  const file = join(dir, 'leaf.yaml');
+  writeFileSync(file, [fccObject(), unlabelled, noStatus].map((object) => stringify(object)).join('---\n'));
+  const run = await runCli(['rewrite', '--shortcuts', file, single]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(run.stderr.trimEnd().split('\n'), [
+    'shortcut-webhook rewrite: Configuration liqo-tenant-cluster7/cluster7 is not used: it has no liqo.io/remote-cluster-id label, so it names no peer',
+    'shortcut-webhook rewrite: Configuration liqo-tenant-cluster8/cluster8 (peer cluster8) records no status.remote.cidr: the leaf\'s view of that peer is unknown',
+  ]);
 });
 
 const argumentErrors: readonly [readonly string[], RegExp][] = [

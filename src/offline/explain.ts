@@ -192,9 +192,15 @@ export function unusableNotes(results: readonly DocumentResult[], snapshot: Snap
     for (const slice of document.slices) if (!('skip' in slice.result)) clusters.add(slice.result.slice.clusterId);
   }
   if (clusters.size === 0 && clusterId !== undefined) clusters.add(clusterId);
-  return [...clusters].flatMap((cluster) => [
+  // A Configuration the decisions cannot place: no peer named, or no view of the peer recorded yet.
+  const configurations = snapshot.views.configurations.flatMap((c) => (c.remoteCluster === undefined
+    ? [`Configuration ${c.ref} is not used: it has no liqo.io/remote-cluster-id label, so it names no peer`]
+    : c.remotePod.length === 0 && c.remoteExternal.length === 0
+      ? [`Configuration ${c.ref} (peer ${c.remoteCluster}) records no status.remote.cidr: the leaf's view of that peer is unknown`]
+      : []));
+  return [...configurations, ...[...clusters].flatMap((cluster) => [
     ...viewNotes(snapshot, cluster, true),
     ...snapshot.forCluster(cluster).states.flatMap((state) => (state.usable
       ? [] : [`FCC ${state.fcc} is not used for cluster ${cluster}: ${state.reason} (${state.detail})`])),
-  ]);
+  ])];
 }
