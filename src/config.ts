@@ -22,6 +22,11 @@ interface FlagSpec {
   readonly multiple?: boolean;
   readonly value?: string;
   readonly help: string;
+  /**
+   * Not read from the environment: a per-invocation choice (explain's slice, version's format) whose variable would
+   * also reach every other command, where SHORTCUT_WEBHOOK_OUTPUT=patch, meant for rewrite, is no format of theirs.
+   */
+  readonly commandLineOnly?: boolean;
 }
 
 export type FlagTable = Readonly<Record<string, FlagSpec>>;
@@ -53,18 +58,18 @@ export const REWRITE_FLAGS = {
 } as const satisfies FlagTable;
 
 export const VERSION_FLAGS = {
-  output: { type: 'string', short: 'o', value: 'FORMAT', help: 'text (default) or json' },
+  output: { type: 'string', short: 'o', value: 'FORMAT', commandLineOnly: true, help: 'text (default) or json' },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 } as const satisfies FlagTable;
 
 export const EXPLAIN_FLAGS = {
-  namespace: { type: 'string', short: 'n', value: 'NS', help: 'namespace of the slices (default: the kubeconfig context\'s, else default)' },
-  selector: { type: 'string', short: 'l', value: 'SELECTOR', help: 'explain every slice matching this label selector instead of one NAME' },
+  namespace: { type: 'string', short: 'n', value: 'NS', commandLineOnly: true, help: 'namespace of the slices (default: the kubeconfig context\'s, else default)' },
+  selector: { type: 'string', short: 'l', value: 'SELECTOR', commandLineOnly: true, help: 'explain every slice matching this label selector instead of one NAME' },
   kubeconfig: { type: 'string', value: 'FILE', help: 'kubeconfig of the leaf (default: KUBECONFIG, then in-cluster)' },
   'shortcuts-kubeconfig': { type: 'string', value: 'FILE', help: 'read ForeignClusterConnections on this cluster instead (e.g. the hub), as serve does' },
   'shortcuts-namespace': { type: 'string', value: 'NS', help: 'read ForeignClusterConnections in this namespace only (default: all)' },
   'cluster-id': { type: 'string', value: 'ID', help: 'local cluster ID for slices without offloading.liqo.io/destination' },
-  output: { type: 'string', short: 'o', value: 'FORMAT', help: 'text (default: the tables of rewrite --explain) or json' },
+  output: { type: 'string', short: 'o', value: 'FORMAT', commandLineOnly: true, help: 'text (default: the tables of rewrite --explain) or json' },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 } as const satisfies FlagTable;
 
@@ -202,7 +207,7 @@ function readFlags(flags: FlagTable, argv: readonly string[], env: NodeJS.Proces
   if (values.get('help') === true) return new FlagValues({ values, fromEnv: new Set(), positionals: parsed.positionals, help: true });
   const fromEnv = new Set<string>();
   for (const [flag, spec] of Object.entries(flags)) {
-    if (values.has(flag) || flag === 'help') continue;
+    if (values.has(flag) || flag === 'help' || spec.commandLineOnly === true) continue;
     const raw = env[envName(flag)];
     if (raw === undefined || raw === '' || isServiceLink(raw)) continue; // a service link: environmentWarnings says so
     fromEnv.add(flag);
@@ -234,7 +239,8 @@ const FOREIGN_VARIABLES = /^SHORTCUT_WEBHOOK_(SERVICE_HOST|SERVICE_PORT(_\w+)?|P
  * variable was expected, which is ignored.
  */
 export function environmentWarnings(env: NodeJS.ProcessEnv, tables: readonly FlagTable[]): string[] {
-  const known = new Set(tables.flatMap((table) => Object.keys(table).filter((flag) => flag !== 'help').map(envName)));
+  const known = new Set(tables.flatMap((table) => Object.entries(table)
+    .filter(([flag, spec]) => flag !== 'help' && spec.commandLineOnly !== true).map(([flag]) => envName(flag))));
   const warnings: string[] = [];
   for (const [name, value] of Object.entries(env)) {
     if (!name.startsWith(ENV_PREFIX) || value === undefined) continue;
@@ -408,8 +414,8 @@ export function parseExplainArgs(argv: readonly string[], env: NodeJS.ProcessEnv
 export function helpText(usage: string, flags: FlagTable): string {
   const rows = Object.entries(flags).map(([flag, spec]: [string, FlagSpec]) => {
     const left = `${spec.short ? `-${spec.short}, ` : '    '}--${flag}${spec.value ? ` ${spec.value}` : ''}`;
-    const env = flag === 'help' ? '' : ` [${envName(flag)}]`;
+    const env = flag === 'help' || spec.commandLineOnly === true ? '' : ` [${envName(flag)}]`;
     return `  ${left.padEnd(32)} ${spec.help}${env}`;
   });
-  return `${usage}\n\nFlags (each also read from the environment variable shown; flags win):\n${rows.join('\n')}\n`;
+  return `${usage}\n\nFlags (those with a variable shown also read it from the environment; flags win):\n${rows.join('\n')}\n`;
 }

@@ -175,3 +175,16 @@ test('a bare rewrite on a terminal says it is reading standard input', async () 
     { input: '\x04', encoding: 'utf8', timeout: 20_000 });
   assert.match(result.stdout, /reading EndpointSlices from standard input/);
 });
+
+test('a variable meant for rewrite does not break version or explain: their per-run flags are command-line only', async () => {
+  const run = await runCli(['version'], { env: { SHORTCUT_WEBHOOK_OUTPUT: 'patch' } });
+  assert.equal(run.code, 0, run.stderr);
+  const { parseCommand } = await import('../src/cli.ts');
+  const parsed = parseCommand(['explain', 'web'], { SHORTCUT_WEBHOOK_OUTPUT: 'patch', SHORTCUT_WEBHOOK_NAMESPACE: 'x', SHORTCUT_WEBHOOK_CLUSTER_ID: 'c' });
+  assert.ok(parsed.kind === 'explain');
+  assert.deepEqual([parsed.config.output, parsed.config.namespace, parsed.config.clusterId], ['text', undefined, 'c']);
+  assert.match(parsed.warnings.join('\n'), /ignored SHORTCUT_WEBHOOK_NAMESPACE: no such setting/);
+  const help = (await runCli(['explain', '--help'])).stdout;
+  assert.doesNotMatch(help, /SHORTCUT_WEBHOOK_(OUTPUT|NAMESPACE|SELECTOR)/);
+  assert.match(help, /SHORTCUT_WEBHOOK_KUBECONFIG/);
+});
