@@ -64,3 +64,18 @@ test('without a kubeconfig or a pod, explain says there is no cluster to read', 
   assert.equal(run.code, 1);
   assert.match(run.stderr, /no cluster to read/);
 });
+
+test('a view that does not sync in time is exit 1 with a message, and the command still ends', async () => {
+  const { runExplain } = await import('../src/live-explain.ts');
+  const { PassThrough, Readable } = await import('node:stream');
+  server.failNext({ pathIncludes: '/foreignclusterconnections', count: 1000 }, 500);
+  const stderr = new PassThrough();
+  const chunks: Buffer[] = [];
+  stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
+  // The last test of the file: the failures stay injected until the server closes.
+  const config = { namespace: 'demo', target: { kind: 'name', name: 'web-1' }, kubeconfig, shortcutsKubeconfig: undefined,
+    shortcutsNamespace: undefined, clusterId: undefined, output: 'text' } as const;
+  const code = await runExplain(config, { stdout: new PassThrough(), stderr, stdin: Readable.from([]) }, {}, { syncTimeoutMs: 300 });
+  assert.equal(code, 1);
+  assert.match(Buffer.concat(chunks).toString(), /the ForeignClusterConnections could not be read within 0\.3s/);
+});
