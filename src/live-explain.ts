@@ -2,6 +2,7 @@
 // and builds its view with the very source serve uses (ClusterShortcutSource into a SnapshotStore), waits for the
 // first sync, prints rewrite --explain's tables (or JSON) and exits. Read-only: it lists, gets and watches, nothing
 // else. The Kubernetes client is loaded only for this command (main.ts imports this module on demand).
+import { Writable } from 'node:stream';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { EXIT_INVALID_INPUT, EXIT_OK, type Io } from './cli.ts';
 import type { ExplainConfig } from './config.ts';
@@ -40,6 +41,32 @@ async function readSlices(access: KubeAccess, namespace: string, target: Explain
   return items;
 }
 
+/**
+ * The view's log as a command's stderr lines, not JSON: `shortcut-webhook explain: warn: <message> (key=value ...)`.
+ * pino writes one JSON line per record; the fields a person needs follow the message.
+ */
+function textLog(stderr: NodeJS.WritableStream): Writable {
+  const hidden = new Set(['level', 'time', 'app', 'msg']);
+  return new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n')) {
+        if (line.trim() === '') continue;
+        let record: Record<string, unknown>;
+        try {
+          record = JSON.parse(line) as Record<string, unknown>;
+        } catch {
+          stderr.write(`shortcut-webhook explain: ${line}\n`);
+          continue;
+        }
+        const fields = Object.entries(record).filter(([key]) => !hidden.has(key))
+          .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`);
+        stderr.write(`shortcut-webhook explain: ${String(record.level)}: ${String(record.msg)}${fields.length > 0 ? ` (${fields.join(' ')})` : ''}\n`);
+      }
+      done();
+    },
+  });
+}
+
 export async function runExplain(config: ExplainConfig, io: Io, env: NodeJS.ProcessEnv, options: ExplainOptions = {}): Promise<number> {
   const fail = (message: string): number => {
     io.stderr.write(`shortcut-webhook explain: ${message}\n`);
@@ -73,7 +100,7 @@ export async function runExplain(config: ExplainConfig, io: Io, env: NodeJS.Proc
   // what is added to that source later) is what this explains. Its log goes to stderr, warnings only.
   const store = new SnapshotStore();
   const source = new ClusterShortcutSource({
-    store, logger: createLogger('warn', io.stderr), shortcutsConfig: shortcuts.config, namespace: config.shortcutsNamespace,
+    store, logger: createLogger('warn', textLog(io.stderr)), shortcutsConfig: shortcuts.config, namespace: config.shortcutsNamespace,
     localConfig: local.config,
   });
   let timer: NodeJS.Timeout | undefined;
