@@ -11,6 +11,11 @@
 # Build and runtime stages on the same Node major and Debian release (13, trixie).
 ARG NODE_IMAGE=node:24-trixie-slim
 ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs24-debian13:nonroot
+# The package's version (package.json; test/build-info.test.ts keeps the two, the chart's appVersion and the
+# manifests' image tag equal). SOURCE_COMMIT: the git commit, for `shortcut-webhook version` and build_info, since
+# the build context has no .git (docker build --build-arg SOURCE_COMMIT=$(git rev-parse HEAD) ...).
+ARG VERSION=0.1.0
+ARG SOURCE_COMMIT=""
 
 # The bundle is the same on every platform, so it is built natively when cross-building.
 FROM --platform=$BUILDPLATFORM ${NODE_IMAGE} AS build
@@ -25,7 +30,8 @@ COPY src ./src
 # build/bundle.js is the checkout's `prepare` step too: one ES module per command (main.ts's dynamic imports split
 # them), packages bundled but the Kubernetes client, source maps. No tsx at run time (tsx would also want to write a
 # cache under /tmp, and the root filesystem is read-only).
-RUN node build/bundle.js --outdir dist
+ARG SOURCE_COMMIT
+RUN SOURCE_COMMIT="${SOURCE_COMMIT}" node build/bundle.js --outdir dist
 
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
@@ -36,7 +42,9 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
   && npm cache clean --force
 
 FROM ${RUNTIME_IMAGE}
+ARG VERSION
 LABEL org.opencontainers.image.title="shortcut-webhook" \
+      org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.description="Mutating admission webhook that routes Liqo reflected EndpointSlices through leaf-to-leaf shortcuts" \
       org.opencontainers.image.licenses="Apache-2.0"
 WORKDIR /app

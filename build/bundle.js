@@ -13,11 +13,11 @@
 //
 // --prepare (npm's lifecycle): never fails the install. Without esbuild (`npm ci --omit=dev`) or with sources that do
 // not build, it says so and leaves no stamp, and the executable runs the sources through tsx.
-import { mkdirSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { BUNDLE_ENTRY, ROOT, STAMP_FILE, sourceStamp } from './source-stamp.js';
+import { BUNDLE_ENTRY, buildCommit, ROOT, STAMP_FILE, sourceStamp } from './source-stamp.js';
 
 /**
  * Packages loaded from node_modules at run time rather than bundled: the Kubernetes client (an ES module tree with
@@ -33,46 +33,77 @@ export const MODULES_FILE = 'modules.json';
 /** The entry: main() on the process's arguments, exactly as bin/shortcut-webhook.js calls it from the sources. */
 const ENTRY = "import { main } from './src/main.ts'; process.exitCode = await main(process.argv.slice(2));";
 
+/** The stamp of the bundle in `outdir` when it is complete (stamp written last), else undefined. */
+function stampOf(outdir) {
+  try {
+    return existsSync(join(outdir, BUNDLE_ENTRY)) ? readFileSync(join(outdir, STAMP_FILE), 'utf8').trim() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Builds the bundle of the sources as they are now into `outdir`, where other processes may be running the current
+ * one: building never races running. A bundle of these very sources is left untouched (`npx shortcut-webhook` in a
+ * checkout re-runs `prepare`, and rewriting dist/ under the tests running it failed them with ERR_MODULE_NOT_FOUND).
+ * Otherwise esbuild writes into a private folder beside it, and each file is moved in by rename (atomic): the new
+ * chunks, the entry, then the stamp. Only then are the previous build's chunks removed, which no new start runs,
+ * since their stamp no longer matches the sources.
+ */
 export async function bundle(outdir, root = ROOT) {
   const { build } = await import('esbuild');
   const external = EXTERNAL.flatMap((name) => [name, `${name}/*`]);
   const before = sourceStamp(root);
-  rmSync(join(outdir, STAMP_FILE), { force: true });
   mkdirSync(outdir, { recursive: true });
-  // The last build's chunks (their names carry hashes); nothing else in `outdir` is touched.
-  for (const name of readdirSync(outdir)) if (/\.mjs(\.map)?$|^modules\.json$/.test(name)) rmSync(join(outdir, name));
-  const { metafile } = await build({
-    absWorkingDir: root,
-    stdin: { contents: ENTRY, resolveDir: root, sourcefile: 'shortcut-webhook.ts', loader: 'ts' },
-    bundle: true,
-    splitting: true,
-    platform: 'node',
-    // The oldest Node the package supports (package.json's engines).
-    target: 'node20',
-    format: 'esm',
-    external,
-    // Bundled CommonJS calls require() for Node's built-ins: an ES module has no require of its own.
-    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
-    outdir,
-    entryNames: BUNDLE_ENTRY.replace(/\.mjs$/, ''),
-    chunkNames: '[name]-[hash]',
-    outExtension: { '.js': '.mjs' },
-    sourcemap: true,
-    // Stack traces need only the mappings: the sources are in the checkout, and not in the image.
-    sourcesContent: false,
-    logLevel: 'warning',
-    metafile: true,
-  });
-  const modules = Object.fromEntries(Object.entries(metafile.outputs)
-    .filter(([path]) => path.endsWith('.mjs'))
-    .map(([path, output]) => [path.split('/').at(-1), {
-      inputs: Object.keys(output.inputs).sort(),
-      external: [...new Set(output.imports.filter((item) => item.external).map((item) => item.path))].sort(),
-    }]));
-  writeFileSync(join(outdir, MODULES_FILE), `${JSON.stringify(modules, null, 1)}\n`);
-  // A file edited while esbuild read the sources: the bundle may hold either version, so it gets no stamp.
-  if (sourceStamp(root) !== before) throw new Error('the sources changed during the build; run it again');
-  writeFileSync(join(outdir, STAMP_FILE), `${before}\n`);
+  if (stampOf(outdir) === before) return join(outdir, BUNDLE_ENTRY);
+  const staging = mkdtempSync(join(outdir, '.build-'));
+  try {
+    const { metafile } = await build({
+      absWorkingDir: root,
+      stdin: { contents: ENTRY, resolveDir: root, sourcefile: 'shortcut-webhook.ts', loader: 'ts' },
+      bundle: true,
+      splitting: true,
+      platform: 'node',
+      // The oldest Node the package supports (package.json's engines).
+      target: 'node22',
+      format: 'esm',
+      external,
+      // Bundled CommonJS calls require() for Node's built-ins: an ES module has no require of its own.
+      banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+      // What `shortcut-webhook version` reports where no git checkout is beside the bundle (the image).
+      define: { SHORTCUT_WEBHOOK_BUILD_COMMIT: JSON.stringify(buildCommit(root) ?? '') },
+      outdir: staging,
+      entryNames: BUNDLE_ENTRY.replace(/\.mjs$/, ''),
+      chunkNames: '[name]-[hash]',
+      outExtension: { '.js': '.mjs' },
+      sourcemap: true,
+      // Stack traces need only the mappings: the sources are in the checkout, and not in the image.
+      sourcesContent: false,
+      logLevel: 'warning',
+      metafile: true,
+    });
+    const modules = Object.fromEntries(Object.entries(metafile.outputs)
+      .filter(([path]) => path.endsWith('.mjs'))
+      .map(([path, output]) => [path.split('/').at(-1), {
+        inputs: Object.keys(output.inputs).sort(),
+        external: [...new Set(output.imports.filter((item) => item.external).map((item) => item.path))].sort(),
+      }]));
+    writeFileSync(join(staging, MODULES_FILE), `${JSON.stringify(modules, null, 1)}\n`);
+    // A file edited while esbuild read the sources: the bundle may hold either version, so it gets no stamp.
+    if (sourceStamp(root) !== before) throw new Error('the sources changed during the build; run it again');
+    writeFileSync(join(staging, STAMP_FILE), `${before}\n`);
+    const built = readdirSync(staging);
+    const last = [BUNDLE_ENTRY, `${BUNDLE_ENTRY}.map`, MODULES_FILE, STAMP_FILE];
+    for (const name of [...built.filter((name) => !last.includes(name)), ...last]) {
+      if (built.includes(name)) renameSync(join(staging, name), join(outdir, name));
+    }
+    // The last build's chunks (their names carry hashes); nothing else in `outdir` is touched.
+    for (const name of readdirSync(outdir)) {
+      if (/\.mjs(\.map)?$/.test(name) && !built.includes(name)) rmSync(join(outdir, name), { force: true });
+    }
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
   return join(outdir, BUNDLE_ENTRY);
 }
 

@@ -2,9 +2,10 @@
 // build configuration. bin/shortcut-webhook.js computes it on every start (about 2 ms for the 50 files of src/) and
 // runs dist/ only when dist/stamp holds the same value, so an edit, a checkout, a `cp -p` or a deleted file is never
 // missed, whatever the files' times say. Node built-ins only: it runs before anything else is loaded.
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -51,4 +52,19 @@ export function currentBundle(root = ROOT, outdir = join(root, 'dist')) {
   } catch {
     return undefined; // an input missing or unreadable: the sources decide, through tsx
   }
+}
+
+/**
+ * The git commit of the checkout at `root` (only when `root` is the top of a git work tree, not a folder inside
+ * another project's), else SOURCE_COMMIT (the Dockerfile's build argument: the image is built without .git), else
+ * undefined. `shortcut-webhook version` reports it.
+ */
+export function buildCommit(root = ROOT, env = process.env) {
+  try {
+    const git = (...args) => execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    if (resolve(git('rev-parse', '--show-toplevel')) === resolve(root)) return git('rev-parse', 'HEAD');
+  } catch {
+    // No git, or not a git checkout.
+  }
+  return /^[0-9a-f]{7,64}$/.test(env.SOURCE_COMMIT ?? '') ? env.SOURCE_COMMIT : undefined;
 }

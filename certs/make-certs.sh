@@ -7,7 +7,12 @@
 # certificate names NAME, NAME.NS, NAME.NS.svc, NAME.NS.svc.cluster.local, localhost, 127.0.0.1 and ::1, so the
 # same files serve a kube-apiserver (which dials NAME.NS.svc) and local tests. Existing files are kept unless
 # --force is given or they no longer match the requested names. Keys are never meant to be committed.
+# Needs openssl (it installs nothing itself). Exit codes: 0 done, 2 a bad argument, other: openssl missing or failed.
 set -euo pipefail
+
+# The comment block at the top, and nothing after it.
+usage() { awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"; }
+bad() { echo "make-certs: $1 (see --help)" >&2; exit 2; }
 
 out="$(cd "$(dirname "$0")" && pwd)/out"
 namespace="shortcut-webhook"
@@ -16,23 +21,29 @@ days=365
 force=0
 while [ $# -gt 0 ]; do
   case "$1" in
-    --out) out="$2"; shift 2 ;;
-    --namespace) namespace="$2"; shift 2 ;;
-    --service) service="$2"; shift 2 ;;
-    --days) days="$2"; shift 2 ;;
+    --out|--namespace|--service|--days)
+      if [ $# -lt 2 ] || [ -z "$2" ] || [ "${2#--}" != "$2" ]; then bad "$1 needs a value"; fi
+      case "$1" in
+        --out) out="$2" ;;
+        --namespace) namespace="$2" ;;
+        --service) service="$2" ;;
+        --days) days="$2" ;;
+      esac
+      shift 2 ;;
+    --out=*|--namespace=*|--service=*|--days=*) bad "write $1 as ${1%%=*} ${1#*=}" ;;
     --force) force=1; shift ;;
-    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "make-certs: unknown argument $1 (see --help)" >&2; exit 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) bad "unknown argument $1" ;;
   esac
 done
+# Names the certificate carries: DNS labels, as Kubernetes requires of a Service and a namespace.
+label='^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$'
+[[ "$namespace" =~ $label ]] || bad "--namespace $namespace: expected a DNS label (lower-case letters, digits, '-')"
+[[ "$service" =~ $label ]] || bad "--service $service: expected a DNS label (lower-case letters, digits, '-')"
+[[ "$days" =~ ^[1-9][0-9]{0,4}$ ]] || bad "--days $days: expected a whole number of days from 1 to 99999"
 
 if ! command -v openssl >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "make-certs: installing openssl" >&2
-    (apt-get update -qq && apt-get install -y -qq openssl) >&2
-  else
-    echo "make-certs: openssl is required (apt-get install openssl)" >&2; exit 1
-  fi
+  echo "make-certs: openssl is required and not installed (e.g. apt-get install openssl)" >&2; exit 1
 fi
 
 host="${service}.${namespace}.svc"

@@ -17,9 +17,16 @@ const OUTPUT_FORMATS: readonly OutputFormat[] = ['yaml', 'json', 'patch'];
 
 interface FlagSpec {
   readonly type: 'string' | 'boolean';
+  /** The one-letter form, as kubectl has them: -o, -f, -n, -l, -h. */
+  readonly short?: string;
   readonly multiple?: boolean;
   readonly value?: string;
   readonly help: string;
+  /**
+   * Not read from the environment: a per-invocation choice (explain's slice, version's format) whose variable would
+   * also reach every other command, where SHORTCUT_WEBHOOK_OUTPUT=patch, meant for rewrite, is no format of theirs.
+   */
+  readonly commandLineOnly?: boolean;
 }
 
 export type FlagTable = Readonly<Record<string, FlagSpec>>;
@@ -40,16 +47,33 @@ export const SERVE_FLAGS = {
   'resync-interval': { type: 'string', value: 'DUR', help: 'periodic reconcile of stored slices, e.g. 30s, 10m, 1h; 0 turns it off (default 10m)' },
   'stale-view-after': { type: 'string', value: 'DUR', help: 'not ready once every read of the FCCs has failed for this long, so reviews go to replicas with a live view; 0 turns it off (default 60s)' },
   'log-level': { type: 'string', value: 'L', help: `one of ${LOG_LEVELS.join(', ')} (default info)` },
-  help: { type: 'boolean', help: 'show this help' },
+  help: { type: 'boolean', short: 'h', help: 'show this help' },
 } as const satisfies FlagTable;
 
 export const REWRITE_FLAGS = {
   shortcuts: { type: 'string', multiple: true, value: 'PATH', help: 'ForeignClusterConnections, and optionally the leaf\'s Liqo Connections and Configurations: a file or folder of YAML/JSON (repeatable, required)' },
   hub: { type: 'string', multiple: true, value: 'PATH', help: 'the hub\'s Liqo IPs and Configurations (and any FCCs): a file or folder of YAML/JSON, for the stock-Liqo path (repeatable)' },
   'cluster-id': { type: 'string', value: 'ID', help: 'local cluster ID for slices without offloading.liqo.io/destination' },
-  output: { type: 'string', value: 'FORMAT', help: 'yaml (default), json (one document per line) or patch (the JSON Patch)' },
-  explain: { type: 'boolean', help: 'print, per address, input, output, FCC and reason, and each FCC\'s state' },
-  help: { type: 'boolean', help: 'show this help' },
+  filename: { type: 'string', short: 'f', multiple: true, value: 'PATH', help: 'input: a file, a folder (its .yaml, .yml and .json files in name order) or - for standard input (repeatable, read in order; also as arguments)' },
+  output: { type: 'string', short: 'o', value: 'FORMAT', help: 'yaml (default), json (one document per line) or patch (the JSON Patch, one line per document; stderr names each line\'s object); with --explain, json' },
+  explain: { type: 'boolean', help: 'print, per address, input, output, FCC and reason, and each FCC\'s state (a table, or JSON with -o json)' },
+  help: { type: 'boolean', short: 'h', help: 'show this help' },
+} as const satisfies FlagTable;
+
+export const VERSION_FLAGS = {
+  output: { type: 'string', short: 'o', value: 'FORMAT', commandLineOnly: true, help: 'text (default) or json' },
+  help: { type: 'boolean', short: 'h', help: 'show this help' },
+} as const satisfies FlagTable;
+
+export const EXPLAIN_FLAGS = {
+  namespace: { type: 'string', short: 'n', value: 'NS', commandLineOnly: true, help: 'namespace of the slices (default: the kubeconfig context\'s, else default)' },
+  selector: { type: 'string', short: 'l', value: 'SELECTOR', commandLineOnly: true, help: 'explain every slice matching this label selector instead of one NAME' },
+  kubeconfig: { type: 'string', value: 'FILE', help: 'kubeconfig of the leaf (default: KUBECONFIG, then in-cluster)' },
+  'shortcuts-kubeconfig': { type: 'string', value: 'FILE', help: 'read ForeignClusterConnections on this cluster instead (e.g. the hub), as serve does' },
+  'shortcuts-namespace': { type: 'string', value: 'NS', help: 'read ForeignClusterConnections in this namespace only (default: all)' },
+  'cluster-id': { type: 'string', value: 'ID', help: 'local cluster ID for slices without offloading.liqo.io/destination' },
+  output: { type: 'string', short: 'o', value: 'FORMAT', commandLineOnly: true, help: 'text (default: the tables of rewrite --explain) or json' },
+  help: { type: 'boolean', short: 'h', help: 'show this help' },
 } as const satisfies FlagTable;
 
 function envName(flag: string): string {
@@ -120,31 +144,120 @@ class FlagValues {
   }
 }
 
+/** Levenshtein distance, for "did you mean": names are short, so the quadratic table is nothing. */
+function distance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
+/** The known name closest to `name`, when it is close enough to be a likely typo. */
+export function nearest(name: string, known: Iterable<string>): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    const d = distance(name.toLowerCase(), candidate.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [candidate, d];
+  }
+  return best !== undefined && bestDistance <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined;
+}
+
+/**
+ * node:util's parseArgs errors in words of this command line: its texts (`place it at the end of the command after
+ * '--'`, `Option '-o, --output <value>' argument missing`) speak of parseArgs, not of shortcut-webhook.
+ */
+function argumentError(error: unknown, flags: FlagTable): UsageError {
+  const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
+  const message = errorMessage(error);
+  const option = /'(-[^' ]*)/.exec(message)?.[1] ?? '';
+  const long = (spec: string): string => {
+    const short = /^-([^-])$/.exec(spec)?.[1];
+    const found = short === undefined ? undefined : Object.entries(flags).find(([, flag]) => flag.short === short)?.[0];
+    return found === undefined ? spec : `--${found}`;
+  };
+  switch (code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION': {
+      const guess = option.startsWith('--') ? nearest(option.slice(2), Object.keys(flags)) : undefined;
+      return new UsageError(`unknown flag ${option}${guess === undefined ? '' : ` (did you mean --${guess}?)`}`);
+    }
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE': {
+      // A flag's name is always quoted first: '-o, --output <value>' or '--explain'.
+      const named = /'(?:-., )?(--[^' ]+)/.exec(message)?.[1] ?? long(option);
+      const spec = flags[named.replace(/^--/, '')];
+      return new UsageError(spec?.type === 'boolean' ? `${named} takes no value` : `${named} needs a value${spec?.value ? ` (${spec.value})` : ''}`);
+    }
+    default:
+      return new UsageError(message.split('. ')[0] ?? message);
+  }
+}
+
 /** parseArgs, then every flag not given is read from its environment variable. --help wins over bad variables. */
 function readFlags(flags: FlagTable, argv: readonly string[], env: NodeJS.ProcessEnv): FlagValues {
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], options: flags, strict: true, allowPositionals: true });
   } catch (error) {
-    throw new UsageError(errorMessage(error));
+    throw argumentError(error, flags);
   }
   const values = new Map<string, Value>();
   for (const [flag, value] of Object.entries(parsed.values)) if (value !== undefined) values.set(flag, value);
   if (values.get('help') === true) return new FlagValues({ values, fromEnv: new Set(), positionals: parsed.positionals, help: true });
   const fromEnv = new Set<string>();
   for (const [flag, spec] of Object.entries(flags)) {
-    if (values.has(flag) || flag === 'help') continue;
+    if (values.has(flag) || flag === 'help' || spec.commandLineOnly === true) continue;
     const raw = env[envName(flag)];
-    if (raw === undefined || raw === '') continue;
+    if (raw === undefined || raw === '' || isServiceLink(raw)) continue; // a service link: environmentWarnings says so
     fromEnv.add(flag);
     if (spec.type === 'boolean') {
-      if (!/^(1|0|true|false|yes|no)$/i.test(raw)) throw new UsageError(`${envName(flag)}=${raw}: expected true or false`);
+      if (!/^(1|0|true|false|yes|no)$/i.test(raw)) throw new UsageError(`${envName(flag)}=${raw}: expected true, false, yes, no, 1 or 0`);
       values.set(flag, /^(1|true|yes)$/i.test(raw));
     } else {
       values.set(flag, spec.multiple ? raw.split(',').map((part) => part.trim()).filter((part) => part !== '') : raw);
     }
   }
   return new FlagValues({ values, fromEnv, positionals: parsed.positionals, help: false });
+}
+
+/** `tcp://10.96.0.12:443`: what Kubernetes' service links put in <SERVICE>_PORT, never a value of ours. */
+function isServiceLink(value: string): boolean {
+  return /^(tcp|udp|sctp):\/\//i.test(value);
+}
+
+/**
+ * Variables of our prefix that are not ours and not worth a warning: the service links Kubernetes injects for a
+ * Service named shortcut-webhook (SHORTCUT_WEBHOOK_SERVICE_HOST, SHORTCUT_WEBHOOK_PORT_443_TCP_ADDR, ...), and the
+ * test suite's control-plane cache folder.
+ */
+const FOREIGN_VARIABLES = /^SHORTCUT_WEBHOOK_(SERVICE_HOST|SERVICE_PORT(_\w+)?|PORT_\d+_(TCP|UDP|SCTP)(_(PROTO|PORT|ADDR))?|CONTROLPLANE_DIR)$/;
+
+/**
+ * Warnings about the environment, given the flag tables of every command (a variable of another command is not a
+ * typo): a SHORTCUT_WEBHOOK_* variable nothing reads, with the nearest known name, and a service link where a flag's
+ * variable was expected, which is ignored.
+ */
+export function environmentWarnings(env: NodeJS.ProcessEnv, tables: readonly FlagTable[]): string[] {
+  const known = new Set(tables.flatMap((table) => Object.entries(table)
+    .filter(([flag, spec]) => flag !== 'help' && spec.commandLineOnly !== true).map(([flag]) => envName(flag))));
+  const warnings: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith(ENV_PREFIX) || value === undefined) continue;
+    if (known.has(name)) {
+      if (isServiceLink(value)) {
+        warnings.push(`ignored ${name}=${value}: that is a Kubernetes service link (a Service named shortcut-webhook in the pod's namespace), not a setting; set enableServiceLinks: false in the pod spec, as the shipped manifests and chart do`);
+      }
+      continue;
+    }
+    if (FOREIGN_VARIABLES.test(name)) continue;
+    const guess = nearest(name, known);
+    warnings.push(`ignored ${name}: no such setting${guess === undefined ? '' : ` (did you mean ${guess}?)`}`);
+  }
+  return warnings;
 }
 
 export interface ServeConfig {
@@ -188,7 +301,7 @@ export type Parsed<T> = { readonly help: true } | { readonly help: false; readon
 export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Parsed<ServeConfig> {
   const values = readFlags(SERVE_FLAGS, argv, env);
   if (values.help) return { help: true };
-  if (values.positionals.length > 0) throw new UsageError(`serve takes no arguments, got ${values.positionals.join(' ')}`);
+  if (values.positionals.length > 0) throw new UsageError(`takes no arguments, got ${values.positionals.join(' ')}`);
   const tlsCert = values.text('tls-cert');
   const tlsKey = values.text('tls-key');
   if ((tlsCert === undefined) !== (tlsKey === undefined)) {
@@ -219,10 +332,15 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
   if (staleViewAfterMs === undefined) {
     throw new UsageError(`${values.name('stale-view-after')} ${staleRaw}: expected a duration such as 30s or 2m, or 0 for never`);
   }
+  const port = values.port('port', 9443);
+  const opsPort = values.port('ops-port', 8080);
+  if (port === opsPort && port !== 0) {
+    throw new UsageError(`${values.name('port')} and ${values.name('ops-port')} are both ${port}: the webhook (HTTPS) and the ops endpoints (HTTP) need a port each`);
+  }
   const config: ServeConfig = {
     host: values.text('host'),
-    port: values.port('port', 9443),
-    opsPort: values.port('ops-port', 8080),
+    port,
+    opsPort,
     tls: tlsCert !== undefined && tlsKey !== undefined ? { cert: tlsCert, key: tlsKey } : undefined,
     clusterId: values.text('cluster-id'),
     source: shortcuts.length > 0 || hub.length > 0 ? 'files' : 'cluster',
@@ -245,32 +363,91 @@ export interface RewriteConfig {
   readonly clusterId: string | undefined;
   readonly output: OutputFormat;
   readonly explain: boolean;
-  /** A file, or `-` for standard input (the default). */
-  readonly input: string;
+  /** Files, folders or `-` (standard input), in command-line order; `['-']` when none was given. */
+  readonly inputs: readonly string[];
+  /** No input was named: standard input is read because nothing else was asked for. */
+  readonly implicitStdin: boolean;
+}
+
+/** -f/--filename values and arguments, in the order the command line gives them (parseArgs keeps them apart). */
+function orderedInputs(argv: readonly string[]): string[] {
+  const { tokens } = parseArgs({ args: [...argv], options: REWRITE_FLAGS, strict: false, allowPositionals: true, tokens: true });
+  const inputs: string[] = [];
+  for (const token of tokens) {
+    if (token.kind === 'positional') inputs.push(token.value);
+    else if (token.kind === 'option' && token.name === 'filename' && token.value !== undefined) inputs.push(token.value);
+  }
+  return inputs;
 }
 
 export function parseRewriteArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Parsed<RewriteConfig> {
   const values = readFlags(REWRITE_FLAGS, argv, env);
   if (values.help) return { help: true };
   const shortcuts = values.list('shortcuts');
-  if (shortcuts.length === 0) throw new UsageError('rewrite needs at least one --shortcuts PATH');
-  if (values.positionals.length > 1) throw new UsageError(`rewrite takes one input (FILE or -), got ${values.positionals.length}`);
+  if (shortcuts.length === 0) throw new UsageError('needs at least one --shortcuts PATH (the ForeignClusterConnections to rewrite against)');
+  const explain = values.flag('explain');
+  const output = values.oneOf('output', OUTPUT_FORMATS, 'yaml');
+  if (explain && values.text('output') !== undefined && output !== 'json') {
+    throw new UsageError(`${values.name('output')} ${output} does not go with --explain: it prints a table, or JSON with -o json`);
+  }
+  const given = values.isFromEnv('filename') ? values.list('filename').concat(values.positionals) : orderedInputs(argv);
+  if (given.filter((input) => input === '-').length > 1) throw new UsageError('standard input (-) can be read only once');
   const config: RewriteConfig = {
     shortcuts,
     hub: values.list('hub'),
     clusterId: values.text('cluster-id'),
-    output: values.oneOf('output', OUTPUT_FORMATS, 'yaml'),
-    explain: values.flag('explain'),
-    input: values.positionals[0] ?? '-',
+    output,
+    explain,
+    inputs: given.length > 0 ? given : ['-'],
+    implicitStdin: given.length === 0,
+  };
+  return { help: false, config: Object.freeze(config) };
+}
+
+export type VersionFormat = 'text' | 'json';
+
+export function parseVersionArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Parsed<{ readonly output: VersionFormat }> {
+  const values = readFlags(VERSION_FLAGS, argv, env);
+  if (values.help) return { help: true };
+  if (values.positionals.length > 0) throw new UsageError(`takes no arguments, got ${values.positionals.join(' ')}`);
+  return { help: false, config: Object.freeze({ output: values.oneOf('output', ['text', 'json'] as const, 'text') }) };
+}
+
+export interface ExplainConfig {
+  readonly namespace: string | undefined;
+  /** One slice by name, or every slice a label selector matches. */
+  readonly target: { readonly kind: 'name'; readonly name: string } | { readonly kind: 'selector'; readonly selector: string };
+  readonly kubeconfig: string | undefined;
+  readonly shortcutsKubeconfig: string | undefined;
+  readonly shortcutsNamespace: string | undefined;
+  readonly clusterId: string | undefined;
+  readonly output: VersionFormat;
+}
+
+export function parseExplainArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Parsed<ExplainConfig> {
+  const values = readFlags(EXPLAIN_FLAGS, argv, env);
+  if (values.help) return { help: true };
+  const selector = values.text('selector');
+  const [name, ...more] = values.positionals;
+  if (more.length > 0) throw new UsageError(`takes one slice NAME, got ${values.positionals.join(' ')}`);
+  if ((name === undefined) === (selector === undefined)) throw new UsageError('give one slice NAME or a label selector with -l, not both or neither');
+  const config: ExplainConfig = {
+    namespace: values.text('namespace'),
+    target: name !== undefined ? { kind: 'name', name } : { kind: 'selector', selector: selector ?? '' },
+    kubeconfig: values.text('kubeconfig'),
+    shortcutsKubeconfig: values.text('shortcuts-kubeconfig'),
+    shortcutsNamespace: values.text('shortcuts-namespace'),
+    clusterId: values.text('cluster-id'),
+    output: values.oneOf('output', ['text', 'json'] as const, 'text'),
   };
   return { help: false, config: Object.freeze(config) };
 }
 
 export function helpText(usage: string, flags: FlagTable): string {
-  const rows = Object.entries(flags).map(([flag, spec]) => {
-    const left = `--${flag}${spec.value ? ` ${spec.value}` : ''}`;
-    const env = flag === 'help' ? '' : ` [${envName(flag)}]`;
-    return `  ${left.padEnd(28)} ${spec.help}${env}`;
+  const rows = Object.entries(flags).map(([flag, spec]: [string, FlagSpec]) => {
+    const left = `${spec.short ? `-${spec.short}, ` : '    '}--${flag}${spec.value ? ` ${spec.value}` : ''}`;
+    const env = flag === 'help' || spec.commandLineOnly === true ? '' : ` [${envName(flag)}]`;
+    return `  ${left.padEnd(32)} ${spec.help}${env}`;
   });
-  return `${usage}\n\nFlags (each also read from the environment variable shown; flags win):\n${rows.join('\n')}\n`;
+  return `${usage}\n\nFlags (those with a variable shown also read it from the environment; flags win):\n${rows.join('\n')}\n`;
 }

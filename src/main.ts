@@ -9,11 +9,23 @@ export async function main(argv: readonly string[], io: Io = process, env: NodeJ
       io.stdout.write(command.text);
       return EXIT_OK;
     case 'usage-error':
-      io.stderr.write(`shortcut-webhook: ${command.message}\n\n${command.hint}`);
+      io.stderr.write(`shortcut-webhook${command.command === undefined ? '' : ` ${command.command}`}: ${command.message}\n\n${command.hint}`);
       return EXIT_USAGE;
+    case 'version': {
+      const info = (await import('./version.ts')).buildInfo();
+      io.stdout.write(command.output === 'json'
+        ? `${JSON.stringify({ version: info.version, commit: info.commit ?? null, node: info.node })}\n`
+        : `shortcut-webhook ${info.version}${info.commit === undefined ? '' : ` (commit ${info.commit})`}, Node.js ${info.node}\n`);
+      return EXIT_OK;
+    }
     case 'rewrite':
+      for (const warning of command.warnings) io.stderr.write(`shortcut-webhook: warning: ${warning}\n`);
       return (await import('./offline/command.ts')).runRewrite(command.config, io);
+    case 'explain':
+      for (const warning of command.warnings) io.stderr.write(`shortcut-webhook: warning: ${warning}\n`);
+      return (await import('./live-explain.ts')).runExplain(command.config, io, env);
     case 'serve':
+      for (const warning of command.warnings) io.stderr.write(`shortcut-webhook: warning: ${warning}\n`);
       return (await import('./serve.ts')).serve(command.config, env);
   }
 }

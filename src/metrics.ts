@@ -1,8 +1,9 @@
-// Prometheus metrics of SPEC §4. One registry per process (or per test), never prom-client's global one.
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+// Prometheus metrics (docs/reference.md#metrics). One registry per process (or per test), never prom-client's global one.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ReviewOutcome } from './admission/responses.ts';
 import { UNUSABLE_REASONS, type PairState } from './core/pairs.ts';
 import { UNTOUCHED_REASONS } from './core/rewrite.ts';
+import type { BuildInfo } from './version.ts';
 
 /** Every value of the pairs{state} label: a series for each exists from the start, at zero. */
 const PAIR_STATES: readonly string[] = ['usable', ...UNUSABLE_REASONS];
@@ -20,6 +21,17 @@ const OPERATIONS = new Set(['CREATE', 'UPDATE', 'DELETE', 'CONNECT']);
 
 function operationLabel(operation: string): string {
   return OPERATIONS.has(operation) ? operation : 'other';
+}
+
+export interface MetricsOptions {
+  /** Labels of shortcut_webhook_build_info; without them there is no such series (tests that do not need it). */
+  readonly build?: BuildInfo;
+  /**
+   * prom-client's default metrics of the process (CPU, resident memory, heap, event-loop lag, GC, handles) under their
+   * usual unprefixed names (process_*, nodejs_*), as dashboards for any Node.js service expect them. Opt-in: they start
+   * an event-loop monitor, which only the serving process wants.
+   */
+  readonly processMetrics?: boolean;
 }
 
 export class Metrics {
@@ -74,7 +86,15 @@ export class Metrics {
     labelNames: ['result'] as const, registers: [this.registry],
   });
 
-  constructor() {
+  constructor(options: MetricsOptions = {}) {
+    if (options.build !== undefined) {
+      // The usual build_info idiom: a constant 1 whose labels say what runs, to join on or alert on mixed versions.
+      new Gauge({
+        name: `${PREFIX}build_info`, help: 'The running build: version, git commit (empty when unknown) and Node.js version; always 1.',
+        labelNames: ['version', 'commit', 'node'] as const, registers: [this.registry],
+      }).set({ version: options.build.version, commit: options.build.commit ?? '', node: options.build.node }, 1);
+    }
+    if (options.processMetrics === true) collectDefaultMetrics({ register: this.registry });
     for (const state of PAIR_STATES) this.pairs.set({ state }, 0);
     // Series exist from the start, so rate() and alerts see a zero rather than nothing.
     for (const operation of ['CREATE', 'UPDATE']) {

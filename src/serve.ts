@@ -17,6 +17,7 @@ import { createLogger, type Logger } from './log.ts';
 import { Metrics } from './metrics.ts';
 import { trackDrain } from './server/drain.ts';
 import { developmentTls } from './dev-tls.ts';
+import { buildInfo, userAgent } from './version.ts';
 import { CertificateWatcher, secureContextOptions } from './tls.ts';
 import { errorMessage } from './util/errors.ts';
 import type { SourceReport } from './server/debug-pairs.ts';
@@ -97,8 +98,9 @@ async function kubeConfigsFor(config: ServeConfig, env: NodeJS.ProcessEnv, logge
   const localFile = config.kubeconfig ?? (config.source === 'cluster' ? env.KUBECONFIG || undefined : undefined);
   if (localFile === undefined && config.shortcutsKubeconfig === undefined && !inCluster(env)) return { local: undefined, shortcuts: undefined };
   const { reloadingKubeConfig } = await import('./kube/reloading-config.ts');
-  const local = reloadingKubeConfig(localFile, logger, env);
-  const shortcuts = config.shortcutsKubeconfig !== undefined ? reloadingKubeConfig(config.shortcutsKubeconfig, logger, env) : local;
+  const agent = userAgent();
+  const local = reloadingKubeConfig(localFile, logger, env, agent);
+  const shortcuts = config.shortcutsKubeconfig !== undefined ? reloadingKubeConfig(config.shortcutsKubeconfig, logger, env, agent) : local;
   return { local, shortcuts };
 }
 
@@ -162,7 +164,8 @@ function signalled(): Promise<string> {
 
 export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promise<number> {
   const logger = createLogger(config.logLevel);
-  const metrics = new Metrics();
+  const build = buildInfo();
+  const metrics = new Metrics({ build, processMetrics: true });
   const store = new SnapshotStore();
   metrics.trackView(store);
   store.subscribe((snapshot) => metrics.setPairStates(localStates(snapshot, config.clusterId)));
@@ -279,11 +282,15 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
   staleCheck.unref();
   const ops = buildOpsApp({ view: store, metrics, logger, readiness, clusterId: config.clusterId, ...(sources === undefined ? {} : { sources }) });
   const stopSignal = signalled();
+  // Which flag to change when a port is taken: the message of EADDRINUSE alone names only the address.
+  let listening = '--ops-port';
   try {
     await listenAll(ops, config.host, config.opsPort);
+    listening = '--port';
     await listenAll(webhook, config.host, config.port);
   } catch (error) {
-    logger.fatal({ err: errorMessage(error) }, 'cannot listen');
+    const busy = typeof error === 'object' && error !== null && 'code' in error && error.code === 'EADDRINUSE';
+    logger.fatal({ err: errorMessage(error), ...(busy ? { hint: `the port is in use: choose another with ${listening}` } : {}) }, 'cannot listen');
     clearInterval(staleCheck);
     await Promise.allSettled([webhook.close(), ops.close()]);
     certificates.stop();
@@ -294,7 +301,10 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
   await source.start();
   elector?.start();
   controller?.start();
-  logger.info({ webhook: webhook.addresses(), ops: ops.addresses(), source: config.source, clusterId: config.clusterId ?? null }, 'serving');
+  logger.info({
+    version: build.version, commit: build.commit ?? null, webhook: webhook.addresses(), ops: ops.addresses(), source: config.source,
+    clusterId: config.clusterId ?? null,
+  }, 'serving');
 
   const signal = await stopSignal;
   stopping = true;

@@ -47,7 +47,7 @@ test('flags fall back to SHORTCUT_WEBHOOK_* variables, and flags win', async () 
   assert.equal(fromEnv.code, 0, fromEnv.stderr);
   assert.equal(JSON.parse(fromEnv.stdout)[0].value, '10.61.0.151');
   const flagWins = await runCli(['rewrite', '--cluster-id', 'cluster9'], { stdin: unlabelled, env });
-  assert.equal(flagWins.stdout.trim(), '[]');
+  assert.deepEqual(JSON.parse(flagWins.stdout), []);
 });
 
 const usage: readonly [string, readonly string[], RegExp][] = [
@@ -56,7 +56,7 @@ const usage: readonly [string, readonly string[], RegExp][] = [
   ['an unknown flag', ['rewrite', '--shortcuts', 'x', '--bogus'], /bogus/],
   ['rewrite without --shortcuts', ['rewrite'], /--shortcuts/],
   ['a bad --output', ['rewrite', '--shortcuts', 'x', '--output', 'xml'], /yaml, json, patch/],
-  ['two inputs', ['rewrite', '--shortcuts', 'x', 'a.yaml', 'b.yaml'], /one input/],
+  ['standard input twice', ['rewrite', '--shortcuts', 'x', '-', '-f', '-'], /standard input \(-\) can be read only once/],
   ['serve with a certificate but no key', ['serve', '--tls-cert', 'c'], /--tls-cert and --tls-key go together/],
   ['serve with a bad port', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--port', '70000'], /port/],
   ['serve with a bad resync interval', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--resync-interval', 'soon'], /resync-interval/],
@@ -151,7 +151,7 @@ test('JSON documents one after another (JSON Lines, or jq output) are read, incl
   assert.equal(first.stdout.trimEnd().split('\n').length, 2);
   const again = await runCli(['rewrite', '--shortcuts', shortcuts, '--output', 'patch'], { stdin: first.stdout });
   assert.equal(again.code, 0, again.stderr);
-  assert.equal(again.stdout, '[]\n[]\n', 'rewriting the output changes nothing');
+  assert.deepEqual(again.stdout.trimEnd().split('\n').map((line) => JSON.parse(line)), [[], []], 'rewriting the output changes nothing');
   const pretty = `${JSON.stringify(sliceObject(), null, 2)}\n${JSON.stringify(sliceObject({ name: 'two' }), null, 2)}\n`;
   const concatenated = await runCli(['rewrite', '--shortcuts', shortcuts, '--output', 'json'], { stdin: pretty });
   assert.equal(concatenated.stdout.trimEnd().split('\n').length, 2);
@@ -182,9 +182,9 @@ test('YAML output quotes strings that YAML 1.1 readers such as kubectl would tak
 });
 
 test('a bad value from the environment is reported under the variable\'s name', async () => {
-  const run = await runCli(['serve'], { env: { SHORTCUT_WEBHOOK_PORT: 'tcp://10.0.0.1:443' } });
+  const run = await runCli(['serve'], { env: { SHORTCUT_WEBHOOK_PORT: '10.0.0.1:443' } });
   assert.equal(run.code, 2);
-  assert.match(run.stderr, /SHORTCUT_WEBHOOK_PORT tcp:\/\/10\.0\.0\.1:443: expected a port number/);
+  assert.match(run.stderr, /SHORTCUT_WEBHOOK_PORT 10\.0\.0\.1:443: expected a port number/);
 });
 
 test('--help works even when a variable holds a bad value', async () => {

@@ -17,6 +17,17 @@ import { parseAllDocuments } from 'yaml';
 import { runCli } from './support/run-cli.ts';
 
 const root = new URL('./fixtures/', import.meta.url).pathname;
+// A user's own cases, from their clusters: git-ignored, so cluster objects are never committed (README).
+const local = new URL('./fixtures.local/', import.meta.url).pathname;
+
+/** Every case folder: the project's, then the user's local ones (when that folder exists). */
+function cases(): { name: string; dir: string }[] {
+  const of = (base: string, prefix: string) => (existsSync(base)
+    ? readdirSync(base, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort()
+      .map((name) => ({ name: `${prefix}${name}`, dir: join(base, name) }))
+    : []);
+  return [...of(root, ''), ...of(local, 'local/')];
+}
 
 function documents(text: string): unknown[] {
   return parseAllDocuments(text).map((document) => document.toJS());
@@ -27,8 +38,7 @@ function hubArgs(dir: string, path: string): string[] {
   return existsSync(join(dir, 'hub.yaml')) ? ['--hub', path] : [];
 }
 
-for (const name of readdirSync(root).sort()) {
-  const dir = join(root, name);
+for (const { name, dir } of cases()) {
   const args = existsSync(join(dir, 'args')) ? readFileSync(join(dir, 'args'), 'utf8').split('\n').filter(Boolean) : [];
   const base = ['rewrite', '--shortcuts', join(dir, 'shortcuts.yaml'), ...hubArgs(dir, join(dir, 'hub.yaml')), ...args];
   const input = readFileSync(join(dir, 'input.yaml'), 'utf8');
@@ -60,8 +70,7 @@ for (const name of readdirSync(root).sort()) {
   });
 }
 
-for (const name of readdirSync(root).sort()) {
-  const dir = join(root, name);
+for (const { name, dir } of cases()) {
   if (!existsSync(join(dir, 'explain.txt'))) continue;
   const args = existsSync(join(dir, 'args')) ? readFileSync(join(dir, 'args'), 'utf8').split('\n').filter(Boolean) : [];
   test(`fixture ${name}: --explain prints explain.txt`, async () => {

@@ -5,7 +5,7 @@
 // noting every module the process resolved or required; a module of dist/ stands for the files bundled into it.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -189,14 +189,33 @@ describe('which entry the bin takes', () => {
     assert.equal(took(), 'sources', 'package.json is an input');
   });
 
-  test('sources that do not build: `prepare` does not fail the install, leaves no stamp, and the sources run', () => {
+  test('building never races running: a bundle of the same sources is left as it is, and a new one moves in by rename', () => {
+    const racing = checkout('racing');
+    assert.equal(bundle(racing).status, 0);
+    const files = () => new Map(readdirSync(join(racing, 'dist')).map((name) => [name, statSync(join(racing, 'dist', name)).ino]));
+    const first = files();
+    // `npx shortcut-webhook` in a checkout runs `prepare` again: it used to delete and rewrite dist/ under the
+    // processes running it (ERR_MODULE_NOT_FOUND for a chunk).
+    assert.equal(bundle(racing, '--prepare').status, 0);
+    assert.deepEqual(files(), first, 'the same files, not rewritten');
+    appendFileSync(join(racing, 'src/cli.ts'), '\nexport const edited = 1;\n');
+    assert.equal(bundle(racing).status, 0);
+    const second = files();
+    assert.notEqual(second.get('stamp'), first.get('stamp'));
+    assert.ok(![...second.keys()].some((name) => name.startsWith('.build-')), 'no staging folder left');
+    assert.equal(run(racing, ['--help']).status, 0);
+  });
+
+  test('sources that do not build: `prepare` does not fail the install, leaves no stamp of them, and the sources run', () => {
     const broken = checkout('broken');
     assert.equal(bundle(broken).status, 0);
+    const good = readFileSync(join(broken, 'dist/stamp'), 'utf8');
     appendFileSync(join(broken, 'src/offline/explain.ts'), '\nexport const = ;\n');
     const prepared = bundle(broken, '--prepare');
     assert.equal(prepared.status, 0);
     assert.match(prepared.stderr, /no bundle made .*runs the sources through tsx/);
-    assert.equal(existsSync(join(broken, 'dist/stamp')), false);
+    // The last good bundle stays for whoever runs it, under the stamp of the sources it was built from.
+    assert.equal(readFileSync(join(broken, 'dist/stamp'), 'utf8'), good);
     assert.notEqual(bundle(broken).status, 0, 'without --prepare a failed build fails');
     const result = run(broken, ['--help']);
     assert.equal(result.status, 0, result.stderr);

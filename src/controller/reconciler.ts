@@ -6,7 +6,7 @@ import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from '../util/backoff.t
 import { MANAGED_BY_LABEL, REFLECTION_MANAGER } from '../core/endpoint-slice.ts';
 import { pairSignature } from '../core/pair-changes.ts';
 import type { Snapshot } from '../core/snapshot.ts';
-import { describeError, httpStatus, readListPage } from '../kube/client.ts';
+import { describeError, FIELD_MANAGER, httpStatus, readListPage } from '../kube/client.ts';
 import { describeEdits, type Logger } from '../log.ts';
 import type { Metrics, ReconcileResult } from '../metrics.ts';
 import { localClusters } from '../core/local-clusters.ts';
@@ -177,7 +177,8 @@ export class SliceReconciler {
     await this.bucket.take();
     try {
       await this.api.patchNamespacedCustomObject(
-        { group: GROUP, version: VERSION, namespace: ref.namespace, plural: PLURAL, name: ref.name, body: patch }, JSON_PATCH);
+        { group: GROUP, version: VERSION, namespace: ref.namespace, plural: PLURAL, name: ref.name, body: patch,
+          fieldManager: FIELD_MANAGER }, JSON_PATCH);
       this.options.logger.info({ slice: namespacedName(ref.namespace, ref.name),
         changes: describeEdits(ref.rewrite.edits) }, 'stored slice patched');
       return 'patched';

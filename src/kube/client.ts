@@ -2,7 +2,11 @@
 import { ApiException, type KubeConfig } from '@kubernetes/client-node';
 import { isObject, objectAt, stringField } from '../core/json.ts';
 import { errorMessage } from '../util/errors.ts';
-import { readKubeConfig } from './reloading-config.ts';
+import { createLogger } from '../log.ts';
+import { inCluster } from './in-cluster.ts';
+import { readKubeConfig, ReloadingKubeConfig } from './reloading-config.ts';
+
+export { FIELD_MANAGER } from './identity.ts';
 
 export interface KubeAccess {
   readonly config: KubeConfig;
@@ -15,9 +19,18 @@ export interface KubeAccess {
  * missing files are skipped), or the pod's service account. Undefined when neither is there. Read once: serve uses
  * a ReloadingKubeConfig (reloading-config.ts), which reads the same way and follows the files.
  */
-export function loadKubeAccess(file: string | undefined, env: NodeJS.ProcessEnv = process.env): KubeAccess | undefined {
-  const config = readKubeConfig(file, env);
-  return config === undefined ? undefined : { config, origin: file ?? 'in-cluster service account' };
+export function loadKubeAccess(file: string | undefined, env: NodeJS.ProcessEnv = process.env, userAgent?: string): KubeAccess | undefined {
+  if (file === undefined && !inCluster(env)) return undefined;
+  const origin = file ?? 'in-cluster service account';
+  const config = new ReloadingKubeConfig({
+    load: () => {
+      const read = readKubeConfig(file, env);
+      if (read === undefined) throw new Error('no kubeconfig and not in a pod');
+      return read;
+    },
+    logger: createLogger('silent'), origin, files: [], ...(userAgent === undefined ? {} : { userAgent }),
+  });
+  return { config, origin };
 }
 
 /** The HTTP status of a failed call, whether client-node reports it as ApiException.code or as statusCode. */

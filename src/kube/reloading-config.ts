@@ -24,6 +24,7 @@ import { errorMessage } from '../util/errors.ts';
 import { ProblemLatch } from '../util/problem-latch.ts';
 import { SerialTask } from '../util/serial-task.ts';
 import { watchPaths, type PathWatch } from '../util/watch-paths.ts';
+import { identifyFetch, identifyRequest } from './identity.ts';
 import { inCluster } from './in-cluster.ts';
 
 /** The name of our token-file auth provider; client-node's own (`tokenFile` in its config) reads once a minute with no way to re-read sooner. */
@@ -167,6 +168,8 @@ export interface ReloadingKubeConfigOptions {
   /** How often the files are read even without a watch event (default 10 s). */
   readonly pollIntervalMs?: number;
   readonly now?: () => number;
+  /** `shortcut-webhook/<version>`: sent on every request, with fieldManager on writes (identity.ts). */
+  readonly userAgent?: string;
 }
 
 /** Called after new credentials were adopted; `reason` says what made us look. */
@@ -264,6 +267,17 @@ export class ReloadingKubeConfig extends KubeConfig {
    * An API client whose server is read from the current cluster at each request (a reload may move it), and which
    * tells this config whether its credentials were accepted.
    */
+  /** Every request names the product (identity.ts): API clients through here, watches through applyToFetchOptions. */
+  override async applySecurityAuthentication(context: RequestContext): Promise<void> {
+    await super.applySecurityAuthentication(context);
+    if (this.options.userAgent !== undefined) identifyRequest(context, this.options.userAgent);
+  }
+
+  override async applyToFetchOptions(opts: Parameters<KubeConfig['applyToFetchOptions']>[0]): Promise<Awaited<ReturnType<KubeConfig['applyToFetchOptions']>>> {
+    const init = await super.applyToFetchOptions(opts);
+    return this.options.userAgent === undefined ? init : identifyFetch(init, this.options.userAgent);
+  }
+
   override makeApiClient<T extends ApiType>(apiClientType: ApiConstructor<T>): T {
     const baseServer = {
       makeRequestContext: (endpoint: string, method: Parameters<ServerConfiguration<{}>['makeRequestContext']>[1]): RequestContext => {
@@ -317,7 +331,7 @@ export class ReloadingKubeConfig extends KubeConfig {
 }
 
 /** The config of `--kubeconfig`/`--shortcuts-kubeconfig` (or the pod's service account), reloading; undefined when neither is there. */
-export function reloadingKubeConfig(file: string | undefined, logger: Logger, env: NodeJS.ProcessEnv = process.env): ReloadingKubeConfig | undefined {
+export function reloadingKubeConfig(file: string | undefined, logger: Logger, env: NodeJS.ProcessEnv = process.env, userAgent?: string): ReloadingKubeConfig | undefined {
   const load = () => {
     const config = readKubeConfig(file, env);
     if (config === undefined) throw new Error('no kubeconfig and not in a pod');
@@ -326,5 +340,6 @@ export function reloadingKubeConfig(file: string | undefined, logger: Logger, en
   if (file === undefined && !inCluster(env)) return undefined;
   return new ReloadingKubeConfig({
     load, logger, origin: file ?? 'in-cluster service account', files: file === undefined ? [] : kubeconfigFiles(file),
+    ...(userAgent === undefined ? {} : { userAgent }),
   });
 }

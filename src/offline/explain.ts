@@ -69,25 +69,54 @@ function blockingState(snapshot: Snapshot, fccs: ReadonlyMap<string, ForeignClus
   });
 }
 
-function traceRow(trace: AddressTrace, snapshot: Snapshot, fccs: ReadonlyMap<string, ForeignClusterConnection>, cluster: string): string[] {
+/** One address as --explain reports it, in the table and in JSON alike. */
+export interface AddressExplanation {
+  readonly input: string;
+  readonly output: string;
+  /** The FCC whose pair moved or flags the address, or the unusable one whose hub prefix holds it; null when none. */
+  readonly fcc: string | null;
+  /** The pair that applies, `hub -> shortcut`, when one does. */
+  readonly pair: string | null;
+  /** The stock-Liqo path's resolution: the hub IP (`namespace/name`), the pod's cluster and the leaf Configuration used. */
+  readonly hubIp: string | null;
+  readonly peer: string | null;
+  readonly configuration: string | null;
+  /**
+   * The address's reason, and after a colon what decided it: an unusable FCC's reason (`no-pair: not-connected`), the
+   * peer a hub address was resolved through (`rewritten: via cluster3 (...)`), or why the stock path left it.
+   */
+  readonly reason: string;
+}
+
+function explainTrace(trace: AddressTrace, snapshot: Snapshot, fccs: ReadonlyMap<string, ForeignClusterConnection>, cluster: string): AddressExplanation {
+  const none = { hubIp: null, peer: null, configuration: null };
   // The stock path: the hub IP, the peer and the leaf Configuration used, or why the address stays.
   if (trace.hub !== undefined) {
-    return [shown(trace.input), shown(trace.output), `IP ${trace.hub.ip}`, `${trace.reason}: via ${trace.hub.peer} (${trace.hub.configuration})`];
+    const { ip, peer, configuration } = trace.hub;
+    return { input: trace.input, output: trace.output, fcc: null, pair: null, hubIp: ip, peer, configuration, reason: `${trace.reason}: via ${peer} (${configuration})` };
   }
   if (trace.stock !== undefined) {
-    // hub-external's why is the same for every address, said once below the tables.
+    // hub-external's why is the same for every address, said once in the notes.
     const why = trace.stock.reason === 'hub-external' ? trace.stock.reason : `${trace.stock.reason}: ${trace.stock.detail}`;
-    return [shown(trace.input), shown(trace.output), '-', trace.reason === 'restored' ? `restored, ${why}` : why];
+    return { input: trace.input, output: trace.output, fcc: null, pair: null, ...none, reason: trace.reason === 'restored' ? `restored, ${why}` : why };
   }
   const blocked = trace.reason === 'no-pair' || trace.reason === 'restored' ? blockingState(snapshot, fccs, cluster, trace.base) : undefined;
   if (blocked !== undefined && !blocked.usable) {
-    return [shown(trace.input), shown(trace.output), blocked.fcc, `${trace.reason}: ${blocked.reason}`];
+    return { input: trace.input, output: trace.output, fcc: blocked.fcc, pair: null, ...none, reason: `${trace.reason}: ${blocked.reason}` };
   }
   // Already in the shortcut space (or an identity pair's): the FCC whose usable pair's target holds it is the one
   // that flags it. Targets of usable pairs do not overlap, so there is one.
   const holder = trace.pair ?? (trace.flagged
     ? snapshot.forCluster(cluster).pairs.find((pair) => containsAddress(pair.shortcutPrefix, trace.output)) : undefined);
-  return [shown(trace.input), shown(trace.output), holder?.fcc ?? '-', trace.reason];
+  return {
+    input: trace.input, output: trace.output, fcc: holder?.fcc ?? null,
+    pair: holder === undefined ? null : `${holder.hubPrefix.text} -> ${holder.shortcutPrefix.text}`, ...none, reason: trace.reason,
+  };
+}
+
+function traceRow(trace: AddressTrace, snapshot: Snapshot, fccs: ReadonlyMap<string, ForeignClusterConnection>, cluster: string): string[] {
+  const row = explainTrace(trace, snapshot, fccs, cluster);
+  return [shown(row.input), shown(row.output), row.fcc ?? (row.hubIp === null ? '-' : `IP ${row.hubIp}`), row.reason];
 }
 
 export function explain(results: readonly DocumentResult[], snapshot: Snapshot, clusterId: string | undefined): string {
@@ -116,4 +145,87 @@ export function explain(results: readonly DocumentResult[], snapshot: Snapshot, 
   }
   lines.push(...leafTables(snapshot));
   return `${lines.join('\n').replace(/^\n/, '')}\n`;
+}
+
+/** One slice in `--explain -o json`: where it came from, and either its addresses or why it was left alone. */
+export interface SliceExplanation {
+  readonly document: string;
+  readonly slice: string;
+  readonly cluster: string | null;
+  readonly family: string | null;
+  /** Why the whole slice was left alone (`indirect-slice: ...`); null when its addresses were looked at. */
+  readonly leftAlone: string | null;
+  readonly addresses: readonly AddressExplanation[];
+}
+
+export interface FccExplanation {
+  readonly cluster: string;
+  readonly fcc: string;
+  /** `usable`, or the reason it is not. */
+  readonly state: string;
+  readonly peer: string | null;
+  readonly detail: string;
+}
+
+/** `--explain -o json`: the tables' content for scripts and CI, one object for the whole run. */
+export interface Explanation {
+  readonly slices: readonly SliceExplanation[];
+  readonly fccs: readonly FccExplanation[];
+  readonly notes: readonly string[];
+  /** The leaf's Liqo Connections, by peer: the state a shortcut to that peer needs to be Connected. */
+  readonly peers: readonly { readonly peer: string; readonly state: string }[];
+}
+
+export function explainJson(results: readonly DocumentResult[], snapshot: Snapshot, clusterId: string | undefined): Explanation {
+  const fccs = new Map(snapshot.fccs.map((fcc) => [fcc.ref, fcc]));
+  const slices: SliceExplanation[] = [];
+  const clusters: string[] = [];
+  for (const document of results) {
+    for (const slice of document.slices) {
+      const { result } = slice;
+      if ('skip' in result) {
+        slices.push({ document: document.name, slice: slice.name, cluster: null, family: null, leftAlone: `${result.skip}: ${result.detail}`, addresses: [] });
+        continue;
+      }
+      const cluster = result.slice.clusterId;
+      if (!clusters.includes(cluster)) clusters.push(cluster);
+      slices.push({
+        document: document.name, slice: slice.name, cluster, family: result.slice.family, leftAlone: null,
+        addresses: slice.traces.map((trace) => explainTrace(trace, snapshot, fccs, cluster)),
+      });
+    }
+  }
+  if (clusters.length === 0) clusters.push(...localClusters(snapshot, clusterId));
+  return {
+    slices,
+    fccs: clusters.flatMap((cluster) => (snapshot.fccs.length === 0 ? [] : snapshot.statesFor(cluster)).map((state) => ({
+      cluster, fcc: state.fcc, state: state.usable ? 'usable' : state.reason,
+      peer: (state.usable ? state.pair.peer : state.peer) ?? null, detail: describeState(state),
+    }))),
+    notes: clusters.flatMap((cluster) => viewNotes(snapshot, cluster, true)),
+    peers: sortedTunnels(snapshot.tunnels).map(([peer, state]) => ({ peer, state: state || '(no status)' })),
+  };
+}
+
+/**
+ * Without --explain: one line per FCC that names a cluster of these slices but cannot be used, and the notes
+ * /readyz gives, so a run that changes nothing still says why on stderr.
+ */
+export function unusableNotes(results: readonly DocumentResult[], snapshot: Snapshot, clusterId: string | undefined): string[] {
+  const clusters = new Set<string>();
+  for (const document of results) {
+    for (const slice of document.slices) if (!('skip' in slice.result)) clusters.add(slice.result.slice.clusterId);
+  }
+  if (clusters.size === 0 && clusterId !== undefined) clusters.add(clusterId);
+  // A Configuration the decisions cannot place: no peer named, or no view of the peer recorded yet.
+  const configurations = snapshot.views.configurations.flatMap((c) => (c.remoteCluster === undefined
+    ? [`Configuration ${c.ref} is not used: it has no liqo.io/remote-cluster-id label, so it names no peer`]
+    : c.remotePod.length === 0 && c.remoteExternal.length === 0
+      ? [`Configuration ${c.ref} (peer ${c.remoteCluster}) records no status.remote.cidr: the leaf's view of that peer is unknown`]
+      : []));
+  return [...configurations, ...[...clusters].flatMap((cluster) => [
+    ...viewNotes(snapshot, cluster, true),
+    ...snapshot.forCluster(cluster).states.flatMap((state) => (state.usable
+      ? [] : [`FCC ${state.fcc} is not used for cluster ${cluster}: ${state.reason} (${state.detail})`])),
+  ])];
 }

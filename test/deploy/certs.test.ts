@@ -144,3 +144,47 @@ describe('certs/install-secret.sh', () => {
     assert.ok(volumes.some((volume) => stringAt(volume, 'name') === 'tls' && at(volume, 'secret.secretName') === 'shortcut-webhook-tls'));
   });
 });
+
+describe('certs/make-certs.sh arguments', () => {
+  const script = repoPath('certs/make-certs.sh');
+  test('--help prints the help and nothing else', () => {
+    const result = run('bash', [script, '--help']);
+    assert.equal(result.status, 0);
+    assert.match(result.stdout, /^Makes a private CA/);
+    assert.doesNotMatch(result.stdout, /set -euo|^\s*(if|while|case)\b/m);
+    assert.equal(result.stderr, '');
+  });
+
+  for (const [args, message] of [
+    [['--out'], /--out needs a value/],
+    [['--namespace', '--force'], /--namespace needs a value/],
+    [['--days', 'soon'], /--days soon: expected a whole number/],
+    [['--days', '0'], /--days 0: expected a whole number/],
+    [['--namespace', 'Not_A_Label'], /--namespace Not_A_Label: expected a DNS label/],
+    [['--service', 'a.b'], /--service a\.b: expected a DNS label/],
+    [['--out=/tmp/x'], /write --out=\/tmp\/x as --out \/tmp\/x/],
+    [['--bogus'], /unknown argument --bogus/],
+  ] as const) {
+    test(`${args.join(' ')}: a message and exit 2, nothing made`, () => {
+      const out = join(work, `bad-${args.join('-').replace(/\W+/g, '_')}`);
+      const result = run('bash', [script, ...args, ...(args[0] === '--out' || String(args[0]).startsWith('--out=') ? [] : ['--out', out])]);
+      assert.equal(result.status, 2, result.stderr);
+      assert.match(result.stderr, message);
+      assert.doesNotMatch(result.stderr, /unbound variable/);
+      assert.equal(readdirSync(work).includes(`bad-${args.join('-').replace(/\W+/g, '_')}`), false);
+    });
+  }
+
+  test('never installs packages: without openssl it says so and stops', () => {
+    const bin = mkdtempSync(join(tmpdir(), 'shortcut-no-openssl-'));
+    // Only what the script needs besides openssl, so `command -v openssl` fails.
+    for (const tool of ['bash', 'dirname', 'awk', 'sed']) {
+      const found = run('bash', ['-c', `command -v ${tool}`]).stdout.trim();
+      if (found !== '') writeFileSync(join(bin, tool), `#!/bin/sh\nexec ${found} "$@"\n`, { mode: 0o755 });
+    }
+    const result = spawnSync(join(bin, 'bash'), [script, '--out', join(work, 'none')], { encoding: 'utf8', env: { PATH: bin } });
+    assert.notEqual(result.status, 0);
+    assert.match(result.stderr, /openssl is required and not installed/);
+    assert.doesNotMatch(readFileSync(script, 'utf8'), /apt-get install -y|apt-get update/);
+  });
+});
