@@ -22,6 +22,8 @@ export interface HubSourceOptions {
   readonly watchTimeoutSeconds?: number;
 }
 
+const IP_PAGE = 500;
+
 /** One of the two resources: its objects once listed, or why they cannot be read. */
 type Part<T> = { readonly state: 'pending' } | { readonly state: 'missing'; readonly why: string } | { readonly state: 'read'; readonly value: T };
 
@@ -55,8 +57,10 @@ export class HubIpamSource {
         name: `hub ${ipsResource}`,
         watchPath: `/apis/${IPAM_GROUP}/${IPAM_VERSION}/${IP_PLURAL}`,
         labelSelector: POD_NAME_LABEL,
-        list: async () => readListPage(await api.listClusterCustomObject({
-          group: IPAM_GROUP, version: IPAM_VERSION, plural: IP_PLURAL, labelSelector: POD_NAME_LABEL,
+        // In pages: a hub with 50,000 offloaded pods answers some 50 MB of IPs, of which a few fields are kept.
+        list: async (token) => readListPage(await api.listClusterCustomObject({
+          group: IPAM_GROUP, version: IPAM_VERSION, plural: IP_PLURAL, labelSelector: POD_NAME_LABEL, limit: IP_PAGE,
+          ...(token === undefined ? {} : { _continue: token }),
         })),
         keep: (object, key) => (isObject(object) ? decodeHubIp(object, key) : undefined),
         onChange: (objects) => this.update({ ips: { state: 'read', value: objects } }),

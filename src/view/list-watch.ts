@@ -17,7 +17,12 @@ export interface ListWatchOptions<T> {
   /** What is watched, for logs: `foreignclusterconnections`. */
   readonly name: string;
   readonly config: KubeConfig;
-  readonly list: () => Promise<Pick<ListPage, 'items' | 'resourceVersion'>>;
+  /**
+   * One page of the list: the first with no token, then each `continueToken` the previous page gave, until none. A
+   * source of tens of thousands of objects (the hub's IPs) asks for pages, so the process never holds the whole list
+   * as objects at once; a small one answers in one page.
+   */
+  readonly list: (continueToken: string | undefined) => Promise<Pick<ListPage, 'items' | 'resourceVersion' | 'continueToken'>>;
   /** The collection path the watch opens, e.g. `/apis/networking.liqo.io/v1beta1/foreignclusterconnections`. */
   readonly watchPath: string;
   /** Asked of the watch as of the list: only objects with this label (e.g. the hub's IPs of offloaded pods). */
@@ -83,7 +88,7 @@ export function keepObject(object: unknown): unknown {
 }
 
 export class ListWatch<T> {
-  private readonly objects = new Map<string, T>();
+  private objects = new Map<string, T>();
   private resourceVersion = '';
   private stopped = false;
   private wake: (() => void) | undefined;
@@ -180,13 +185,22 @@ export class ListWatch<T> {
     while (!this.stopped) {
       if (needList) {
         try {
-          const result = await this.options.list();
-          this.objects.clear();
-          for (const item of result.items) {
-            const key = objectKey(item);
-            if (key !== undefined) this.store(key, item);
-          }
-          this.resourceVersion = result.resourceVersion;
+          // The view changes only once the whole list is in: a half-read list is not a state of the source.
+          const listed = new Map<string, T>();
+          let token: string | undefined;
+          let resourceVersion = '';
+          do {
+            const page = await this.options.list(token);
+            for (const item of page.items) {
+              const key = objectKey(item);
+              const kept = key === undefined ? undefined : this.options.keep(item, key);
+              if (key !== undefined && kept !== undefined) listed.set(key, kept);
+            }
+            resourceVersion = page.resourceVersion;
+            token = page.continueToken;
+          } while (token !== undefined && !this.stopped);
+          this.objects = listed;
+          this.resourceVersion = resourceVersion;
           needList = false;
           this.answered();
           this.recovered();
