@@ -19,6 +19,11 @@ const GROUP = 'discovery.k8s.io';
 const VERSION = 'v1';
 const PLURAL = 'endpointslices';
 const JSON_PATCH = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
+/**
+ * The field manager of the controller's writes: what a slice's managedFields show next to Liqo's
+ * `shadow-endpointslice-controller`. Without it the API server records the HTTP client's user agent (`node-fetch`).
+ */
+export const FIELD_MANAGER = 'shortcut-webhook';
 
 export interface ReconcilerOptions {
   readonly config: KubeConfig;
@@ -177,7 +182,8 @@ export class SliceReconciler {
     await this.bucket.take();
     try {
       await this.api.patchNamespacedCustomObject(
-        { group: GROUP, version: VERSION, namespace: ref.namespace, plural: PLURAL, name: ref.name, body: patch }, JSON_PATCH);
+        { group: GROUP, version: VERSION, namespace: ref.namespace, plural: PLURAL, name: ref.name, body: patch, fieldManager: FIELD_MANAGER },
+        JSON_PATCH);
       this.options.logger.info({ slice: namespacedName(ref.namespace, ref.name),
         changes: describeEdits(ref.rewrite.edits) }, 'stored slice patched');
       return 'patched';
