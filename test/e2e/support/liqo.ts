@@ -5,7 +5,7 @@ import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { configurationObject, connectionObject, type ConfigurationSpec } from '../../support/builders.ts';
+import { configurationObject, connectionObject, hubIpObject, type ConfigurationSpec } from '../../support/builders.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import { buildLiqoWriter, LIQO_CRDS } from '../liqo-writer/build.ts';
 import { spawnLogged, stopChild } from './control-plane.ts';
@@ -146,19 +146,14 @@ export function shadowSlice(spec: ShadowSpec): KubeObject {
 
 /**
  * The hub's IPAM record of an offloaded pod (apis/ipam/v1alpha1/ip_types.go, made by the hub's ipmapping pod
- * controller): named after the pod, in its namespace, labelled with it; `spec.ip` the hub's view of the pod, status the
- * address allocated to it in the hub's external CIDR (both immutable once set).
+ * controller; builders.ts hubIpObject): named after the pod, in its namespace, labelled with it; `spec.ip` the hub's
+ * view of the pod, status the address allocated to it in the hub's external CIDR, written through the status
+ * subresource (both immutable once set: a reallocation is a new IP).
  */
-export function hubIp(options: { pod: string; namespace?: string; podIp: string; allocated: string; cidr?: string }): { object: KubeObject; status: Record<string, unknown> } {
-  const namespace = options.namespace ?? 'demo';
-  return {
-    object: {
-      apiVersion: 'ipam.liqo.io/v1alpha1', kind: 'IP',
-      metadata: { name: options.pod, namespace, labels: { 'offloading.liqo.io/pod-name': options.pod, 'offloading.liqo.io/pod-namespace': namespace } },
-      spec: { ip: options.podIp },
-    },
-    status: { ip: options.allocated, cidr: options.cidr ?? '10.70.0.0/16' },
-  };
+export function createHubIp(client: KubeClient, spec: { pod: string; namespace?: string; ip: string; allocated: string }): Promise<KubeObject> {
+  const object = hubIpObject(spec) as KubeObject;
+  delete object.metadata?.resourceVersion;
+  return createWithStatus(client, object, object.status as Record<string, unknown>);
 }
 
 export interface LiqoWriter {
