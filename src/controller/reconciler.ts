@@ -19,7 +19,6 @@ const GROUP = 'discovery.k8s.io';
 const VERSION = 'v1';
 const PLURAL = 'endpointslices';
 const JSON_PATCH = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
-
 export interface ReconcilerOptions {
   readonly config: KubeConfig;
   readonly view: ShortcutView;
@@ -177,8 +176,8 @@ export class SliceReconciler {
     await this.bucket.take();
     try {
       await this.api.patchNamespacedCustomObject(
-        { group: GROUP, version: VERSION, namespace: ref.namespace, plural: PLURAL, name: ref.name, body: patch,
-          fieldManager: FIELD_MANAGER }, JSON_PATCH);
+        { group: GROUP, version: VERSION, namespace: ref.namespace, plural: PLURAL, name: ref.name, body: patch, fieldManager: FIELD_MANAGER },
+        JSON_PATCH);
       this.options.logger.info({ slice: namespacedName(ref.namespace, ref.name),
         changes: describeEdits(ref.rewrite.edits) }, 'stored slice patched');
       return 'patched';

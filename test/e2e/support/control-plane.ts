@@ -89,7 +89,8 @@ function track(child: ChildProcess): void {
   }
 }
 
-function spawnLogged(binary: string, args: readonly string[], logFile: string): ChildProcess {
+/** Starts `binary` in a process group of its own, its output appended to `logFile`, killed with the suite. */
+export function spawnLogged(binary: string, args: readonly string[], logFile: string): ChildProcess {
   const log = openSync(logFile, 'a');
   // detached: a process group of its own, so that stopping it reaches anything it started.
   const child = spawn(binary, args, { detached: true, stdio: ['ignore', log, log] });
@@ -98,7 +99,8 @@ function spawnLogged(binary: string, args: readonly string[], logFile: string): 
   return child;
 }
 
-async function stopChild(child: ChildProcess): Promise<void> {
+/** SIGTERM to the child's process group, SIGKILL after 5 s; resolves when it has exited. */
+export async function stopChild(child: ChildProcess): Promise<void> {
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   killGroup(child.pid, 'SIGTERM');

@@ -1,5 +1,5 @@
 // What the end-to-end tests install and write on the real API server: the shipped manifests as a user applies them,
-// the piece of Liqo the webhook reads (a Connection CRD), and REST paths for objects.
+// and REST paths for objects. Liqo's own CRDs come from the Liqo module (support/liqo.ts).
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -36,6 +36,10 @@ const resources: Record<string, Resource> = {
   'discovery.k8s.io/v1/EndpointSlice': { plural: 'endpointslices', namespaced: true },
   'networking.liqo.io/v1beta1/ForeignClusterConnection': { plural: 'foreignclusterconnections', namespaced: true },
   'networking.liqo.io/v1beta1/Connection': { plural: 'connections', namespaced: true },
+  'networking.liqo.io/v1beta1/Configuration': { plural: 'configurations', namespaced: true },
+  'ipam.liqo.io/v1alpha1/IP': { plural: 'ips', namespaced: true },
+  'core.liqo.io/v1beta1/ForeignCluster': { plural: 'foreignclusters', namespaced: false },
+  'offloading.liqo.io/v1beta1/ShadowEndpointSlice': { plural: 'shadowendpointslices', namespaced: true },
 };
 
 /** The collection path of an object's kind (in its namespace), or with `name` the object's own path. */
@@ -57,25 +61,3 @@ export function selfPath(object: KubeObject): string {
   if (name === undefined) throw new Error('object without a name');
   return pathOf(object, name);
 }
-
-/**
- * Liqo's Connection, as far as the webhook reads it: `metadata.labels["liqo.io/remote-cluster-id"]` and
- * `status.value`. Liqo installs the real CRD; this one has only those fields, with the status subresource as Liqo's.
- */
-export const connectionCrd: KubeObject = {
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'connections.networking.liqo.io' },
-  spec: {
-    group: 'networking.liqo.io',
-    names: { kind: 'Connection', listKind: 'ConnectionList', plural: 'connections', singular: 'connection' },
-    scope: 'Namespaced',
-    versions: [{
-      name: 'v1beta1', served: true, storage: true, subresources: { status: {} },
-      schema: { openAPIV3Schema: { type: 'object', properties: {
-        spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-        status: { type: 'object', properties: { value: { type: 'string', enum: ['Connecting', 'Connected', 'ConnectionError'] } } },
-      } } },
-    }],
-  },
-};
