@@ -9,12 +9,15 @@ export const serveFlags = [
   'tls-key',
   'cluster-id',
   'shortcuts',
+  'hub',
   'kubeconfig',
   'shortcuts-kubeconfig',
   'shortcuts-namespace',
   'no-controller',
   'resync-interval',
   'log-level',
+  // Beyond the contract's list: the product's own.
+  'stale-view-after',
 ] as const;
 
 export function envNameOf(flag: string): string {
