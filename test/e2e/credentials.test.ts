@@ -223,7 +223,7 @@ describe(`credentials and stale replicas on a real Kubernetes ${kubernetesVersio
       { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'reader-b', namespace: NAMESPACE } });
     await admin.ok('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
       apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'reader-b' },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'shortcut-webhook-fcc-reader' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'shortcut-webhook-hub-reader' },
       subjects: [{ kind: 'ServiceAccount', name: 'reader-b', namespace: NAMESPACE }],
     });
     const hubB = await apiProxy();
