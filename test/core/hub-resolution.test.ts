@@ -277,3 +277,12 @@ test('property: an output is always the leaf\'s view of the pod the endpoint nam
     }
   }), { numRuns: 300 });
 });
+
+test('one snapshot answers each slice for its own cluster: the pod\'s own leaf gets no-peer after another leaf resolved it', () => {
+  const snapshot = world();
+  assert.deepEqual(addressesOf(applyRewrite(rewrite(sliceObject({ addresses: [['10.71.0.12']] }), snapshot))), [['10.61.0.151']]);
+  const onPeer = sliceObject({ addresses: [['10.71.0.12']], destination: 'cluster3' });
+  const [trace] = traces(onPeer, snapshot);
+  assert.equal(trace?.stock?.reason, 'no-peer');
+  assert.deepEqual(rewrite(onPeer, snapshot).edits, []);
+});
