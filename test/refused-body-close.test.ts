@@ -16,7 +16,7 @@ import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { stringify } from 'yaml';
 import { fccObject } from './support/builders.ts';
 import { makeCerts } from './support/certs.ts';
-import { startServer } from './support/process.ts';
+import { exitWithin, startServer } from './support/process.ts';
 import { waitFor } from './support/wait-for.ts';
 
 const certs = makeCerts();
@@ -58,6 +58,26 @@ test('Connection: close, 413 read after 1 MiB: the other 7 MiB are still taken, 
     assert.equal(failure, undefined, 'the body was written without a reset');
     assert.equal(endedAfterBody, true, 'the server closed the connection, as the client asked, once the body was in');
     assert.equal(received.match(/HTTP\/1\.1 /g)?.length, 1, 'one answer');
+  } finally {
+    socket.destroy();
+    server.child.kill('SIGKILL');
+  }
+});
+
+test('Connection: close, a client that stops sending partway through a refused body does not hold up SIGTERM', async () => {
+  const server = await startServer(tlsArgs);
+  const socket: TLSSocket = tlsConnect({ host: '127.0.0.1', port: server.webhookPort, ca: certs.ca, servername: 'localhost' });
+  try {
+    let received = '';
+    socket.on('data', (chunk: Buffer) => { received += chunk.toString(); });
+    socket.on('error', () => {});
+    await new Promise((resolve) => socket.once('secureConnect', resolve));
+    socket.write(HEAD);
+    socket.write(BIG.subarray(0, 1024 * 1024));
+    await waitFor(() => received.endsWith(MESSAGE), { description: 'the 413' });
+    // The connection is kept for the 7 MiB still owed; shutdown must not wait for them.
+    server.child.kill('SIGTERM');
+    assert.equal(await exitWithin(server, 2000), 0, server.lines.join('\n'));
   } finally {
     socket.destroy();
     server.child.kill('SIGKILL');
