@@ -4,11 +4,12 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { buildWebhookApp } from '../../src/app.ts';
+import { localStates } from '../../src/core/local-clusters.ts';
 import { createLogger } from '../../src/log.ts';
 import { Metrics } from '../../src/metrics.ts';
 import { loadTlsMaterial } from '../../src/tls.ts';
 import { SnapshotStore, type ShortcutView } from '../../src/view/shortcut-view.ts';
-import { fcc, reviewObject, sliceObject } from '../support/builders.ts';
+import { fcc, reviewObject, sliceObject, snapshotOf } from '../support/builders.ts';
 import { makeCerts } from '../support/certs.ts';
 import { post1 } from '../support/https-client.ts';
 
@@ -73,4 +74,15 @@ test('view_last_sync_timestamp_seconds is the last sync in Unix seconds, read at
   now += 30_000;
   store.confirm();
   assert.match(await metrics.registry.metrics(), /^shortcut_webhook_view_last_sync_timestamp_seconds 1700000153\.456$/m);
+});
+
+test('pairs{state} counts FCC sides by state, and a state no side is in any more goes back to 0', async () => {
+  const metrics = new Metrics();
+  const value = async (state: string) => Number(new RegExp(`^shortcut_webhook_pairs\\{state="${state}"\\} (\\S+)$`, 'm').exec(await metrics.registry.metrics())?.[1]);
+  const before = snapshotOf([fcc(), fcc({ name: 'down', b: 'cluster4', aPod: '10.64.0.0/16', aRemapped: '10.62.0.0/16', connected: false })]);
+  // Without --cluster-id every named cluster is local: each FCC counts once per side.
+  metrics.setPairStates(localStates(before, undefined));
+  assert.deepEqual([await value('usable'), await value('not-connected'), await value('conflict')], [2, 2, 0]);
+  metrics.setPairStates(localStates(snapshotOf([fcc()]), 'cluster2'));
+  assert.deepEqual([await value('usable'), await value('not-connected')], [1, 0]);
 });
