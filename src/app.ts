@@ -6,7 +6,7 @@ import type { Logger } from './log.ts';
 import { admissionRoute, type AdmissionRouteOptions } from './server/admission-route.ts';
 import type { AnyFastify } from './server/any-fastify.ts';
 import { opsRoutes, type OpsRouteOptions } from './server/ops-routes.ts';
-import { bodyUnread, discardBody } from './server/refused-body.ts';
+import { discardBody, unreadBody } from './server/refused-body.ts';
 import { secureContextOptions, type TlsMaterial } from './tls.ts';
 import { errorMessage } from './util/errors.ts';
 
@@ -100,7 +100,8 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
     // fastify asks for the connection to be closed after a body it could not parse; closing while the client is still
     // sending resets it before it reads the answer. The connection stays open and the rest of the body is read instead.
     reply.removeHeader('connection');
-    if (bodyUnread(request.raw)) discardBody(request.raw, DISCARD_BYTES);
+    const unread = unreadBody(request.raw, reply.raw);
+    if (unread !== undefined) discardBody(unread, DISCARD_BYTES);
     return reply.code(status).send({ message });
   });
   app.setNotFoundHandler((request, reply) => reply.code(404).send({ message: `no route ${request.method} ${request.url}` }));

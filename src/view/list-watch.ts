@@ -22,7 +22,7 @@ export interface ListWatchOptions<T> {
    * source of tens of thousands of objects (the hub's IPs) asks for pages, so the process never holds the whole list
    * as objects at once; a small one answers in one page.
    */
-  readonly list: (continueToken: string | undefined) => Promise<Pick<ListPage, 'items' | 'resourceVersion' | 'continueToken'>>;
+  readonly list: (continueToken: string | undefined) => Promise<Pick<ListPage, 'items' | 'resourceVersion'> & { readonly continueToken?: string | undefined }>;
   /** The collection path the watch opens, e.g. `/apis/networking.liqo.io/v1beta1/foreignclusterconnections`. */
   readonly watchPath: string;
   /** Asked of the watch as of the list: only objects with this label (e.g. the hub's IPs of offloaded pods). */
