@@ -187,7 +187,7 @@ function familyResolver<V extends number | bigint>(options: {
     }
     return entry;
   };
-  const decided = new Map<HubIp, { readonly leafCluster: string; readonly resolution: Resolution<V> }>();
+  const decided = new Map<V, { readonly leafCluster: string; readonly decisions: readonly { readonly ip: HubIp; readonly resolution: Resolution<V> }[] }>();
   return {
     active: true,
     resolve(value, pod, leafCluster) {
@@ -197,25 +197,21 @@ function familyResolver<V extends number | bigint>(options: {
           detail: `in ${hubId}'s external CIDR as this leaf sees it, at a position of its Configuration without spec.remote.cidr.external` };
       }
       const allocated = moveInto(codec, value, step1.to);
-      const candidates = ips?.get(allocated) ?? NO_IPS;
-      let ip: HubIp | undefined = pod === undefined ? candidates[0] : undefined;
-      if (pod !== undefined) {
-        for (const candidate of candidates) {
-          if (candidate.podName === pod.name && candidate.podNamespace === pod.namespace) { ip = candidate; break; }
-        }
+      // Steps 3 and 4 depend on the IP alone (and the slice's cluster): decided once per snapshot for each allocated
+      // address seen, so a review of pods seen before costs one lookup in a table of the addresses reviews use,
+      // not one in the hub's whole index.
+      let seen = decided.get(allocated);
+      if (seen === undefined || seen.leafCluster !== leafCluster) {
+        const candidates = ips?.get(allocated) ?? NO_IPS;
+        seen = { leafCluster, decisions: candidates.map((ip) => ({ ip, resolution: fromIp(ip, leafCluster) })) };
+        decided.set(allocated, seen);
       }
-      if (ip === undefined) {
-        const detail = candidates.length === 0 ? `no IP of ${hubId} is allocated at ${text(allocated)}`
-          : `${hubId}'s IP at ${text(allocated)} is ${candidates.map((c) => c.ref).join(', ')}, not the endpoint's pod ${pod?.namespace}/${pod?.name}`;
-        return { resolved: false, reason: 'no-hub-ip', detail };
+      for (const { ip, resolution } of seen.decisions) {
+        if (pod === undefined || (ip.podName === pod.name && ip.podNamespace === pod.namespace)) return resolution;
       }
-      // Steps 3 and 4 depend on the IP alone (and the slice's cluster): decided once per snapshot and kept, so a
-      // review of a slice whose pods were all seen before costs two lookups an address, as the FCC path does.
-      const known = decided.get(ip);
-      if (known !== undefined && known.leafCluster === leafCluster) return known.resolution;
-      const resolution = fromIp(ip, leafCluster);
-      decided.set(ip, { leafCluster, resolution });
-      return resolution;
+      const detail = seen.decisions.length === 0 ? `no IP of ${hubId} is allocated at ${text(allocated)}`
+        : `${hubId}'s IP at ${text(allocated)} is ${seen.decisions.map((d) => d.ip.ref).join(', ')}, not the endpoint's pod ${pod?.namespace}/${pod?.name}`;
+      return { resolved: false, reason: 'no-hub-ip', detail };
     },
   };
 
