@@ -12,7 +12,7 @@ const PREFIX = 'shortcut_webhook_';
 
 export type ReconcileResult = 'patched' | 'unchanged' | 'conflict' | 'error' | 'gone';
 
-/** SPEC §4's result label is the outcome's kind; every value, so each series exists from the start. */
+/** The result label is the outcome's kind; every value, so each series exists from the start. */
 const ADMISSION_RESULTS: readonly ReviewOutcome['kind'][] = ['patched', 'unchanged', 'skipped', 'error'];
 const RECONCILE_RESULTS: readonly ReconcileResult[] = ['patched', 'unchanged', 'conflict', 'error', 'gone'];
 
@@ -53,7 +53,7 @@ export class Metrics {
     name: `${PREFIX}addresses_restored_total`, help: 'Addresses restored to their hub address by admission patches.', registers: [this.registry],
   });
   /**
-   * Not in SPEC §4's list, added beside it: why reviewed addresses were left exactly as they came (neither changed
+   * Beyond the metrics the contract lists: why reviewed addresses were left exactly as they came (neither changed
    * nor flagged). A leaf behind an upstream-Liqo hub shows them all as hub-external; a leaf no FCC names, as no-fcc.
    */
   readonly addressesUntouched = new Counter({

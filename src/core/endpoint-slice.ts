@@ -32,7 +32,7 @@ export interface SliceSkip {
 export interface ReflectedSlice {
   readonly object: JsonObject;
   readonly family: Family;
-  /** `L` of SPEC §2: the destination label, else the configured cluster ID. */
+  /** The local cluster `L` (docs/reference.md, "Pairs"): the destination label, else the configured cluster ID. */
   readonly clusterId: string;
   /** The hub that reflected it (`offloading.liqo.io/origin`), if labelled. */
   readonly origin: string | undefined;

@@ -222,7 +222,7 @@ function whose(cluster: string | undefined, what: string): string {
 }
 
 /**
- * Why a pair's source is unsafe on this leaf (SPEC §2 `local-overlap`), or undefined. The leaf's view of the pair's
+ * Why a pair's source is unsafe on this leaf (`local-overlap`, docs/reference.md "Pairs"), or undefined. The leaf's view of the pair's
  * own peer is left out: it is the shortcut's space, where an identity pair's source lies by design.
  */
 export function localOverlap(views: LeafViews, source: Cidr, peer: string): string | undefined {

@@ -20,7 +20,7 @@ export interface FamilyIndex<V extends number | bigint> {
   sourceOf(value: V): FamilyPair<V> | undefined;
   /** The address moved into that pair's shortcut prefix, host bits kept; undefined when no usable pair holds it. */
   remap(value: V): V | undefined;
-  /** True when the address lies in some usable pair's shortcut prefix: the flag of SPEC §3. */
+  /** True when the address lies in some usable pair's shortcut prefix: the flag of docs/reference.md "The rewrite". */
   inTarget(value: V): boolean;
 }
 

@@ -1,4 +1,4 @@
-// From shortcut records to rewrite rules for one cluster (SPEC §2): which FCCs give a usable pair, and why not.
+// From shortcut records to rewrite rules for one cluster (docs/reference.md, "Pairs"): which FCCs give a usable pair, and why not.
 import { overlaps, parseCidr, type Cidr } from './cidr.ts';
 import { ipv4, ipv6 } from './ip.ts';
 import type { ForeignClusterConnection, SideNetworking } from './fcc.ts';
@@ -184,7 +184,7 @@ export interface ClusterPairs {
   readonly pairs: readonly ShortcutPair[];
 }
 
-/** SPEC §2 for one local cluster. Deterministic for a given order of `fccs`. */
+/** The pairs of one local cluster (docs/reference.md, "Pairs"). Deterministic for a given order of `fccs`. */
 export function evaluatePairs(
   fccs: readonly ForeignClusterConnection[], clusterId: string, leaf: LeafState = NOTHING_KNOWN,
 ): ClusterPairs {

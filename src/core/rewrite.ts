@@ -1,4 +1,4 @@
-// SPEC §3: the pure rewrite of one reflected slice against one cluster's pairs. Inputs are never mutated.
+// The rewrite (docs/reference.md, "The rewrite"): the pure rewrite of one reflected slice against one cluster's pairs. Inputs are never mutated.
 import {
   isSkip, ORIGINAL_ADDRESSES_ANNOTATION, readReflectedSlice, SHORTCUT_ADDRESSES_ANNOTATION,
   type ReflectedSlice, type SliceOptions, type SliceSkip,
@@ -248,7 +248,7 @@ function rewriteFamily<V extends number | bigint>(
   return { slice, edits, annotations, untouched };
 }
 
-/** The rewrite of SPEC §3; `observe` sees every address (for `explain`) and costs nothing when absent. */
+/** The rewrite of one slice; `observe` sees every address (for `explain`) and costs nothing when absent. */
 function rewriteSlice(slice: ReflectedSlice, snapshot: Snapshot, observe?: TraceObserver): SliceRewrite | SliceSkip {
   const view: ClusterView = snapshot.forCluster(slice.clusterId);
   const unmatched = view.states.length === 0 ? 'no-fcc' : 'no-pair';
@@ -258,7 +258,7 @@ function rewriteSlice(slice: ReflectedSlice, snapshot: Snapshot, observe?: Trace
     : rewriteFamily(slice, ipv6, view.index.ipv6, { unmatched, resolver: resolver.ipv6 }, observe);
 }
 
-/** f of SPEC §3 from any JSON: a skip (left alone) or the rewrite against the slice's cluster in `snapshot`. */
+/** f (docs/reference.md, "The rewrite") from any JSON: a skip (left alone) or the rewrite against the slice's cluster in `snapshot`. */
 export function rewriteEndpointSlice(
   object: unknown, snapshot: Snapshot, options: SliceOptions = {}, observe?: TraceObserver,
 ): SliceRewrite | SliceSkip {
