@@ -1,14 +1,17 @@
 // `shortcut-webhook rewrite`: read the shortcut files and the input, rewrite every document, print the result.
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { stringify } from 'yaml';
+import type { PatchOperation } from '../admission/patch.ts';
 import { EXIT_INVALID_INPUT, EXIT_OK, type Io } from '../cli.ts';
 import type { RewriteConfig } from '../config.ts';
-import { buildSnapshot } from '../core/snapshot.ts';
-import { parseDocuments } from '../util/documents.ts';
+import { buildSnapshot, type Snapshot } from '../core/snapshot.ts';
+import { failure, success, type Result } from '../core/result.ts';
+import { readDocuments, type ListDocument } from '../util/documents.ts';
 import { errorMessage } from '../util/errors.ts';
+import { printYaml, printYamlEntry } from '../util/yaml-fast.ts';
 import { loadShortcutFiles } from '../view/shortcut-files.ts';
 import { explain } from './explain.ts';
-import { rewriteDocuments, type DocumentResult } from './rewrite-documents.ts';
+import { rewriteDocument, rewriteListItems, type DocumentResult, type OfflineOptions, type SliceReport } from './rewrite-documents.ts';
 
 async function readInput(input: string, stdin: NodeJS.ReadableStream): Promise<string> {
   if (input !== '-') return readFile(input, 'utf8');
@@ -17,11 +20,76 @@ async function readInput(input: string, stdin: NodeJS.ReadableStream): Promise<s
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function render(results: readonly DocumentResult[], format: RewriteConfig['output']): string {
-  if (format === 'patch') return results.map((r) => `${JSON.stringify(r.patch)}\n`).join('');
-  if (format === 'json') return results.map((r) => `${JSON.stringify(r.output)}\n`).join('');
-  // YAML 1.1 quoting, as kubectl reads it: a label value "yes" or "2025-07-06" must stay a string.
-  return results.map((r) => stringify(r.output, { lineWidth: 0, version: '1.1' })).join('---\n');
+/**
+ * The printed output, built document by document as the input is read. Held as text until the end, because one
+ * invalid document fails the run (exit 1) with nothing printed; the text is the input's size, not a tree of it.
+ */
+class Output {
+  readonly chunks: string[] = [];
+  /** `--explain` reads every document's traces at the end. */
+  readonly explained: DocumentResult[] = [];
+  private documents = 0;
+
+  constructor(private readonly format: RewriteConfig['output'] | 'explain') {}
+
+  get count(): number {
+    return this.documents;
+  }
+
+  document(result: DocumentResult): void {
+    this.documents++;
+    if (this.format === 'explain') this.explained.push(result);
+    else if (this.format === 'patch') this.chunks.push(`${JSON.stringify(result.patch)}\n`);
+    else if (this.format === 'json') this.chunks.push(`${JSON.stringify(result.output)}\n`);
+    else this.chunks.push(`${this.documents > 1 ? '---\n' : ''}${printYaml(result.output)}`);
+  }
+
+  /** A List, printed as `document` would print it whole: its other fields around the items, each item when it comes. */
+  list(list: ListDocument, snapshot: Snapshot, options: OfflineOptions): Result<void> {
+    if (list.length === 0) {
+      this.document({ name: list.name, output: list.header, patch: [], slices: [] });
+      return success(undefined);
+    }
+    this.documents++;
+    const slices: SliceReport[] = [];
+    const [before, after] = this.around(list.header);
+    const format = this.format;
+    this.chunks.push(before);
+    let first = true;
+    const error = rewriteListItems(list, snapshot, options, ({ output, patch, report }) => {
+      if (format === 'explain') slices.push(report);
+      else if (format === 'yaml') this.chunks.push(printYamlEntry(output));
+      else if (format === 'json') this.chunks.push(`${first ? '' : ','}${JSON.stringify(output)}`);
+      else if (patch.length > 0) this.chunks.push(`${first ? '' : ','}${patch.map(operationText).join(',')}`);
+      if (format !== 'patch' || patch.length > 0) first = false;
+    });
+    if (error !== undefined) return failure(error);
+    this.chunks.push(after);
+    if (format === 'explain') this.explained.push({ name: list.name, output: null, patch: [], slices });
+    return success(undefined);
+  }
+
+  /** What comes before and after the items, as the whole List would print. */
+  private around(header: Readonly<Record<string, unknown>>): [string, string] {
+    if (this.format === 'explain') return ['', ''];
+    if (this.format === 'patch') return ['[', ']\n'];
+    if (this.format === 'json') {
+      const fields = Object.entries(header).filter(([, value]) => value !== undefined)
+        .map(([key, value]) => `${JSON.stringify(key)}:${key === 'items' ? '\0' : JSON.stringify(value)}`);
+      const [before = '', after = ''] = `{${fields.join(',')}}`.split('"items":\0');
+      return [`${before}"items":[`, `]${after}\n`];
+    }
+    // A unique plain string stands for the items, then the line it prints on becomes `items:` and the entries.
+    const marker = `shortcut-webhook-items-${randomUUID()}`;
+    const text = printYaml({ ...header, items: marker });
+    const line = text.startsWith(`items: ${marker}\n`) ? 0 : text.indexOf(`\nitems: ${marker}\n`) + 1;
+    const separator = this.documents > 1 ? '---\n' : '';
+    return [`${separator}${text.slice(0, line)}items:\n`, text.slice(line + `items: ${marker}\n`.length)];
+  }
+}
+
+function operationText(operation: PatchOperation): string {
+  return JSON.stringify(operation);
 }
 
 export async function runRewrite(config: RewriteConfig, io: Io): Promise<number> {
@@ -41,10 +109,21 @@ export async function runRewrite(config: RewriteConfig, io: Io): Promise<number>
   } catch (error) {
     return fail(`cannot read ${origin}: ${errorMessage(error)}`);
   }
-  const documents = parseDocuments(text, origin);
-  if (!documents.ok) return fail(documents.message);
-  const rewritten = rewriteDocuments(documents.value, snapshot, { clusterId: config.clusterId });
-  if (!rewritten.ok) return fail(rewritten.message);
-  io.stdout.write(config.explain ? explain(rewritten.value, snapshot, config.clusterId) : render(rewritten.value, config.output));
+  const options = { clusterId: config.clusterId };
+  const output = new Output(config.explain ? 'explain' : config.output);
+  for (const read of readDocuments(text, origin)) {
+    if (!read.ok) return fail(read.message);
+    if (read.value.kind === 'list') {
+      const listed = output.list(read.value.list, snapshot, options);
+      if (!listed.ok) return fail(listed.message);
+      continue;
+    }
+    const result = rewriteDocument(read.value.document, snapshot, options);
+    if (typeof result === 'string') return fail(result);
+    output.document(result);
+  }
+  if (output.count === 0) return fail(`${origin} holds no document: the input is empty`);
+  if (config.explain) io.stdout.write(explain(output.explained, snapshot, config.clusterId));
+  else for (const chunk of output.chunks) io.stdout.write(chunk);
   return EXIT_OK;
 }
