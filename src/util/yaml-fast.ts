@@ -80,8 +80,25 @@ function splitEntry(content: string): [string, string] | undefined {
   return [content.slice(0, keyEnd), content.slice(keyEnd + 2)];
 }
 
-/** A key: plain text that reads as a string, or a quoted one; anything else is left to the yaml package. */
+/** Keys recur in every object of a kind: each one's reading is decided once (a bounded memory). */
+const readKeys = new Map<string, string | undefined>();
+
 function readKey(text: string): string {
+  let key = readKeys.get(text);
+  if (key === undefined && !readKeys.has(text)) {
+    try {
+      key = readKeyText(text);
+    } catch (error) {
+      if (!(error instanceof Bail)) throw error;
+    }
+    if (readKeys.size >= 10_000) readKeys.clear();
+    readKeys.set(text, key);
+  }
+  return key ?? bail();
+}
+
+/** A key: plain text that reads as a string, or a quoted one; anything else is left to the yaml package. */
+function readKeyText(text: string): string {
   if (text.startsWith('"') || text.startsWith("'")) {
     const value = readScalar(text);
     return typeof value === 'string' ? value : bail();
@@ -223,9 +240,18 @@ export type ScalarPrinter = (value: string | number, asKey: boolean) => string;
 
 const ALWAYS_QUOTED = /^[\n\t ,[\]{}#&*!|>'"%@`]|^[?-]$|^[?-][ \t]|[\n:][ \t]|[ \t]\n|[\n\t ]#|[\n\t :]$/;
 
+const plainKeys = new Map<string, boolean>();
+
 /** True when the yaml package prints `text` plain: the rules of its plainString for one-line text. */
-function printsPlain(text: string): boolean {
-  return text !== '' && !ALWAYS_QUOTED.test(text) && !YAML_1_1.some((tag) => tag.test.test(text));
+function printsPlain(text: string, asKey: boolean): boolean {
+  const known = asKey ? plainKeys.get(text) : undefined;
+  if (known !== undefined) return known;
+  const plain = text !== '' && !ALWAYS_QUOTED.test(text) && !YAML_1_1.some((tag) => tag.test.test(text));
+  if (asKey) {
+    if (plainKeys.size >= 10_000) plainKeys.clear();
+    plainKeys.set(text, plain);
+  }
+  return plain;
 }
 
 class Writer {
@@ -239,9 +265,9 @@ class Writer {
     if (value === false) return 'false';
     if (typeof value === 'number') return Number.isSafeInteger(value) && !Object.is(value, -0) ? String(value) : this.print(value, false);
     if (typeof value !== 'string') return bail();
-    // Multi-line and long text, and document markers, are printed by rules of their own: not this path's.
-    if (value.includes('\n') || value.length > 1000 || /^(?:---|\.\.\.)/.test(value)) bail();
-    return printsPlain(value) ? value : this.print(value, asKey);
+    // Multi-line text, long keys (explicit `? ` keys) and document markers are printed by rules of their own.
+    if (value.includes('\n') || (asKey && value.length > 1000) || /^(?:---|\.\.\.)/.test(value)) bail();
+    return printsPlain(value, asKey) ? value : this.print(value, asKey);
   }
 
   private collection(value: object): void {
@@ -330,7 +356,9 @@ const packageScalar: ScalarPrinter = (value, asKey) => {
     text = asKey
       ? stringify({ [String(value)]: null }, YAML_OUTPUT).slice(0, -': null\n'.length)
       : stringify({ k: value }, YAML_OUTPUT).slice('k: '.length, -1);
-    if (printed.size >= 100_000) printed.clear();
+    // Short ones recur (timestamps, quoted numbers); long ones (an originals annotation) are each slice's own.
+    if (key.length > 200) return text;
+    if (printed.size >= 10_000) printed.clear();
     printed.set(key, text);
   }
   return text;

@@ -13,7 +13,9 @@ const awkward = fc.constantFrom('yes', 'No', 'on', 'OFF', 'y', 'n', 'true', 'Fal
   '10.61.0.151', 'fe80::1', '-', '-a', '- a', '?', '? a', 'a: b', 'a:b', 'a #b', 'a#b', '#a', '&a', '*a', '!a', '|', '>', '%a',
   '@a', '`a', '"a"', "'a'", "it's", 'a,b', '[a]', '{a}', 'a]', '---', '...', '--- a', 'key:', 'http://x:80/y', '<<', '=',
   '__proto__', 'multi\nline', 'tab\there', 'ünïcode', '12345', '-1', '+1', '0', '-0');
-const text = fc.oneof(awkward, fc.string({ maxLength: 12 }), fc.stringMatching(/^[a-z][a-z0-9./-]{0,10}$/));
+const long = fc.tuple(fc.array(fc.oneof(awkward, fc.stringMatching(/^[a-z0-9.:]{1,12}$/)), { minLength: 50, maxLength: 200 }), fc.constantFrom(',', ' ', '"'))
+  .map(([parts, separator]) => parts.join(separator));
+const text = fc.oneof(awkward, fc.string({ maxLength: 12 }), fc.stringMatching(/^[a-z][a-z0-9./-]{0,10}$/), long);
 const scalar = fc.oneof(text, fc.integer(), fc.double({ noNaN: true }), fc.boolean(), fc.constant(null));
 const json = fc.letrec((tie) => ({
   value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, scalar, tie('array'), tie('object')),
