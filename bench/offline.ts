@@ -2,7 +2,7 @@
 // -o yaml` (or -o json) of a large leaf. The input is BENCH_OFFLINE_MB megabytes (50 unless told) of 100-endpoint
 // reflected slices, half of each one's addresses in LIQO.md's shortcut:
 //   yaml       one List, as kubectl prints it (items and nested sequences at their key's column), YAML out
-//   json       the same List as kubectl's JSON (4-space indented), YAML out
+//   json       a List as kubectl's JSON (4-space indented) of the same size (fewer slices), YAML out
 //   jsonOutput the same JSON, --output json
 //   documents  the same slices as one YAML document each, YAML out
 // Each is one run of the executable (the bundle, as after `npm ci`) under /usr/bin/time: wall seconds and peak RSS.
@@ -41,18 +41,21 @@ function slice(i: number): Record<string, unknown> {
 const kubectlYaml = (value: unknown) => stringify(value, { indentSeq: false, lineWidth: 0 });
 const templates = Array.from({ length: TEMPLATES }, (_, t) => kubectlYaml(slice(t)));
 const itemText = (i: number) => (templates[i % TEMPLATES] ?? '').replace(`name: web-${i % TEMPLATES}\n`, `name: web-${i}\n`);
-const perSlice = Buffer.byteLength(itemText(0));
-const slices = Math.ceil((MB * 1e6) / perSlice);
+const entry = (text: string) => `- ${text.trimEnd().replaceAll('\n', '\n  ')}\n`;
+const perSlice = Buffer.byteLength(entry(itemText(0)));
+const slices = Math.floor((MB * 1e6) / perSlice);
 progress(`offline: writing ${slices} slices (${MB} MB) as a YAML List, a JSON List and YAML documents`);
 const items = Array.from({ length: slices }, (_, i) => itemText(i));
-const yamlList = `apiVersion: v1\nitems:\n${items.map((text) => `- ${text.trimEnd().replaceAll('\n', '\n  ')}\n`).join('')}kind: List\nmetadata:\n  resourceVersion: ""\n`;
+const yamlList = `apiVersion: v1\nitems:\n${items.map(entry).join('')}kind: List\nmetadata:\n  resourceVersion: ""\n`;
 const files = {
   yaml: join(dir, 'list.yaml'),
   json: join(dir, 'list.json'),
   documents: join(dir, 'documents.yaml'),
 };
 writeFileSync(files.yaml, yamlList);
-writeFileSync(files.json, JSON.stringify({ apiVersion: 'v1', items: Array.from({ length: slices }, (_, i) => slice(i)), kind: 'List',
+// kubectl's JSON is twice as long as its YAML for the same slices: the JSON List holds as many as fill the same size.
+const jsonSlices = Math.floor((MB * 1e6) / Buffer.byteLength(JSON.stringify({ items: [slice(0)] }, null, 4)));
+writeFileSync(files.json, JSON.stringify({ apiVersion: 'v1', items: Array.from({ length: jsonSlices }, (_, i) => slice(i)), kind: 'List',
   metadata: { resourceVersion: '' } }, null, 4));
 writeFileSync(files.documents, items.join('---\n'));
 const shortcuts = join(dir, 'shortcuts.json');
@@ -75,4 +78,4 @@ const json = run(files.json, 'yaml');
 const jsonOutput = run(files.json, 'json');
 progress('offline: rewrite of the YAML documents');
 const documents = run(files.documents, 'yaml');
-console.log(JSON.stringify({ inputMB: round(statSync(files.yaml).size / 1e6, 1), slices, yaml, json, jsonOutput, documents }));
+console.log(JSON.stringify({ inputMB: round(statSync(files.yaml).size / 1e6, 1), jsonMB: round(statSync(files.json).size / 1e6, 1), jsonSlices, slices, yaml, json, jsonOutput, documents }));

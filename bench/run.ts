@@ -49,7 +49,7 @@ interface ScaleResult {
 }
 interface OfflineRun { readonly seconds: number; readonly rssMB: number }
 interface OfflineResult {
-  readonly inputMB: number; readonly slices: number; readonly yaml: OfflineRun; readonly json: OfflineRun;
+  readonly inputMB: number; readonly jsonMB: number; readonly jsonSlices: number; readonly slices: number; readonly yaml: OfflineRun; readonly json: OfflineRun;
   readonly jsonOutput: OfflineRun; readonly documents: OfflineRun;
 }
 interface ControllerResult {
@@ -196,12 +196,12 @@ if (wanted('offline')) {
   const run = (r: OfflineRun) => `${n(r.seconds, 2)} s, ${n(r.rssMB)} MB RSS`;
   rows.push(
     ['offline', `rewrite of a ${n(offline.inputMB, 1)} MB List of ${n(offline.slices)} slices, YAML in, YAML out`, run(offline.yaml)],
-    ['offline', 'the same List as JSON, YAML out', run(offline.json)],
-    ['offline', 'the same List as JSON, --output json', run(offline.jsonOutput)],
+    ['offline', `a ${n(offline.jsonMB, 1)} MB List of ${n(offline.jsonSlices)} slices as kubectl's JSON, YAML out`, run(offline.json)],
+    ['offline', 'the same JSON, --output json', run(offline.jsonOutput)],
     ['offline', `the same slices as ${n(offline.slices)} YAML documents, YAML out`, run(offline.documents)],
   );
-  for (const [name, r] of [['YAML', offline.yaml], ['JSON', offline.json]] as const) {
-    targets.push([r.seconds <= 10 && r.rssMB <= 300, `rewrite of a ${n(offline.inputMB, 0)} MB ${name} List: ${n(r.seconds, 2)} s <= 10, ${n(r.rssMB)} MB RSS <= 300`]);
+  for (const [name, r, mb] of [['YAML', offline.yaml, offline.inputMB], ['JSON', offline.json, offline.jsonMB]] as const) {
+    targets.push([r.seconds <= 10 && r.rssMB <= 300, `rewrite of a ${n(mb, 0)} MB ${name} List: ${n(r.seconds, 2)} s <= 10, ${n(r.rssMB)} MB RSS <= 300`]);
   }
 }
 

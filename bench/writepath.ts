@@ -29,6 +29,7 @@ const LIQO_MANAGER = 'shadow-endpointslice-controller';
 const root = new URL('..', import.meta.url).pathname;
 const bench = await startBench();
 const minimalDir = join(root, '.tmp', `bench-minimal-${process.pid}`);
+let minimal: ReturnType<typeof spawn> | undefined;
 try {
   const product = await bench.startProduct({ keep: [], controller: true });
   mkdirSync(minimalDir, { recursive: true });
@@ -36,11 +37,12 @@ try {
   await build({ entryPoints: [new URL('minimal-webhook.ts', import.meta.url).pathname], bundle: true, platform: 'node', format: 'esm',
     target: 'node20', outfile: minimalBundle, logLevel: 'warning' });
   const minimalPort = await freePort();
-  const minimal = spawn(process.execPath, [...product.nodeFlags, minimalBundle, String(minimalPort), bench.certs.certFile, bench.certs.keyFile],
+  minimal = spawn(process.execPath, [...product.nodeFlags, minimalBundle, String(minimalPort), bench.certs.certFile, bench.certs.keyFile],
     { stdio: ['ignore', 'pipe', 'inherit'], env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', NODE_OPTIONS: product.nodeOptions } });
-  process.on('exit', () => minimal.kill('SIGKILL'));
+  const started = minimal;
+  process.on('exit', () => started.kill('SIGKILL'));
   let said = '';
-  minimal.stdout?.on('data', (chunk: Buffer) => { said += chunk.toString(); });
+  started.stdout?.on('data', (chunk: Buffer) => { said += chunk.toString(); });
   await waitFor(() => said.includes('listening'), { timeoutMs: 20_000, description: 'the minimal webhook listens' });
 
   await bench.register('shortcut-webhook', `https://127.0.0.1:${product.port}/mutate/endpointslices`, 'product');
@@ -90,6 +92,8 @@ try {
     p50AddedRatio: round((p.p50Ms - z.p50Ms) / (m.p50Ms - z.p50Ms), 3), p99AddedRatio: round((p.p99Ms - z.p99Ms) / (m.p99Ms - z.p99Ms), 3),
   }));
 } finally {
+  // The minimal webhook's pipe would keep this process alive after its answer is printed.
+  minimal?.kill('SIGKILL');
   await bench.close();
   rmSync(minimalDir, { recursive: true, force: true });
 }
