@@ -2,8 +2,10 @@
 // Sections: rewrite.ts (pure engine), snapshot.ts (view of 10,000 FCCs; RSS), stock.ts (50,000 hub IPs; RSS; a
 // stock-path review against an FCC-path one), admission.ts (the real webhook
 // process against a bare HTTPS server), controller.ts (5,000 stored slices after a flip), startup.ts (the executable's
-// start against a bare `node -e 0`). About three minutes on 2 cores. See docs/performance.md for what each number
-// means.
+// start against a bare `node -e 0`), offline.ts (`rewrite` of a 50 MB input), and on the e2e suite's real
+// kube-apiserver (`npm run build:controlplane` builds it once): writepath.ts (the latency a webhook adds to a write)
+// and scale.ts (memory and convergence with 20,000 stored slices; BENCH_SCALE_SLICES=N for fewer: creating 20,000
+// slices takes minutes on 2 cores). See docs/performance.md for what each number means.
 //   npm run bench                      every section
 //   npm run bench -- startup admission only these (the table and results.json hold only them)
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -35,12 +37,30 @@ interface StartupResult {
 }
 interface StockTime { readonly ips: number; readonly peers: number; readonly rebuildMs: number; readonly stockNsPerAddress: number; readonly fccNsPerAddress: number; readonly reviewRatio: number }
 interface StockRss { readonly ips: number; readonly rssMB: number; readonly baselineRssMB: number; readonly heapUsedMB: number }
+interface WritepathStats { readonly p50Ms: number; readonly p99Ms: number; readonly samples: number }
+interface WritepathResult {
+  readonly endpoints: number; readonly blocks: number; readonly block: number;
+  readonly product: WritepathStats; readonly minimal: WritepathStats; readonly none: WritepathStats;
+  readonly p50Ratio: number; readonly p99Ratio: number; readonly p50AddedRatio: number; readonly p99AddedRatio: number;
+}
+interface PassResult { readonly seconds: number; readonly perSecond: number; readonly cpuMsPerSlice: number; readonly pass: Record<string, unknown> }
+interface ScaleResult {
+  readonly slices: number; readonly endpoints: number; readonly nodeFlags: readonly string[]; readonly nodeOptions: string;
+  readonly createPerSecond: number; readonly rssAfterWritesMB: number; readonly rssAfterDownMB: number;
+  readonly rssAfterUpMB: number; readonly peakRssMB: number; readonly down: PassResult; readonly up: PassResult;
+  readonly floorSeconds: number; readonly floorPerSecond: number; readonly floorCpuMsPerSlice: number;
+}
+interface OfflineRun { readonly seconds: number; readonly rssMB: number }
+interface OfflineResult {
+  readonly inputMB: number; readonly jsonMB: number; readonly jsonSlices: number; readonly slices: number; readonly yaml: OfflineRun; readonly json: OfflineRun;
+  readonly jsonOutput: OfflineRun; readonly documents: OfflineRun;
+}
 interface ControllerResult {
   readonly slices: number; readonly convergeSeconds: number; readonly writes: number; readonly changed: number;
   readonly failedWrites: number; readonly behind: number; readonly floorSeconds: number;
 }
 
-const SECTIONS = ['rewrite', 'snapshot', 'stock', 'admission', 'controller', 'startup'] as const;
+const SECTIONS = ['rewrite', 'snapshot', 'stock', 'admission', 'controller', 'startup', 'offline', 'writepath', 'scale'] as const;
 type Section = (typeof SECTIONS)[number];
 const asked = process.argv.slice(2);
 const unknown = asked.filter((name) => !SECTIONS.some((section) => section === name));
@@ -159,8 +179,10 @@ if (wanted('admission')) {
     ['admission', 'ratio webhook/bare https1 (median of rounds)', `${n(admission.ratio, 3)}  (rounds ${admission.roundRatios.map((r) => n(r, 2)).join(', ')})`],
     ['admission', `  review ${n(admission.bodyBytes)} B, answer ${n(admission.answerBytes)} B, ${admission.patchOperations} patch ops; RSS webhook ${n(admission.webhookRssMB)} MB, bare ${n(admission.bareRssMB)} MB`, ''],
   );
-  targets.unshift([admission.ratio >= 0.6 && p99Ratio <= 1.25,
-    `admission ratio ${n(admission.ratio, 3)} >= 0.6 (${admission.ratio >= 0.6 ? 'met' : 'not met'}) with https1 p99 ${n(p99Ratio, 3)} x the bare server's <= 1.25 (${p99Ratio <= 1.25 ? 'met' : 'not met'})`]);
+  // The p99 ratio has no target: in a closed loop it follows the CPU per review (docs/performance.md), and the
+  // latency users feel is the write path's (section writepath). The throughput ratio stays as a regression guard.
+  rows.push(['admission', `  https1 p99 ${n(p99Ratio, 3)} x the bare server's (no target)`, '']);
+  targets.unshift([admission.ratio >= 0.6, `admission throughput ${n(admission.ratio, 3)} x the bare server's >= 0.6 (regression guard)`]);
 }
 
 if (wanted('controller')) {
@@ -193,6 +215,62 @@ if (wanted('startup')) {
   targets.push(
     [startup.rewriteRatio <= 4, `startup rewrite ${n(startup.rewriteRatio, 2)}x a bare node start <= 4`],
     [startup.serveReadyRatio <= 10, `startup serve to /readyz ${n(startup.serveReadyRatio, 2)}x a bare node start <= 10`],
+  );
+}
+
+if (wanted('offline')) {
+  progress('section offline');
+  const offline = await runSection<OfflineResult>('offline.ts');
+  results['offline'] = offline;
+  const run = (r: OfflineRun) => `${n(r.seconds, 2)} s, ${n(r.rssMB)} MB RSS`;
+  rows.push(
+    ['offline', `rewrite of a ${n(offline.inputMB, 1)} MB List of ${n(offline.slices)} slices, YAML in, YAML out`, run(offline.yaml)],
+    ['offline', `a ${n(offline.jsonMB, 1)} MB List of ${n(offline.jsonSlices)} slices as kubectl's JSON, YAML out`, run(offline.json)],
+    ['offline', 'the same JSON, --output json', run(offline.jsonOutput)],
+    ['offline', `the same slices as ${n(offline.slices)} YAML documents, YAML out`, run(offline.documents)],
+  );
+  for (const [name, r, mb] of [['YAML', offline.yaml, offline.inputMB], ['JSON', offline.json, offline.jsonMB]] as const) {
+    targets.push([r.seconds <= 10 && r.rssMB <= 300, `rewrite of a ${n(mb, 0)} MB ${name} List: ${n(r.seconds, 2)} s <= 10, ${n(r.rssMB)} MB RSS <= 300`]);
+  }
+}
+
+if (wanted('writepath')) {
+  progress('section writepath (the real kube-apiserver)');
+  const w = await runSection<WritepathResult>('writepath.ts');
+  results['writepath'] = w;
+  const line = (s: WritepathStats) => `p50 ${n(s.p50Ms, 2)} ms, p99 ${n(s.p99Ms, 2)} ms  (${n(s.samples)} applies)`;
+  rows.push(
+    ['writepath', `server-side apply of a ${w.endpoints}-endpoint slice, sequential, ${w.blocks} interleaved blocks of ${w.block}`, ''],
+    ['writepath', '  (a) the product registered', line(w.product)],
+    ['writepath', '  (b) the minimal webhook registered (bench/minimal-webhook.ts)', line(w.minimal)],
+    ['writepath', '  (c) no webhook', line(w.none)],
+    ['writepath', 'product / minimal', `p50 ${n(w.p50Ratio, 3)}, p99 ${n(w.p99Ratio, 3)}`],
+    ['writepath', '(product - none) / (minimal - none)', `p50 ${n(w.p50AddedRatio, 2)}, p99 ${n(w.p99AddedRatio, 2)}`],
+  );
+  targets.push(
+    [w.p50Ratio <= 1.05, `write path p50 product/minimal ${n(w.p50Ratio, 3)} <= 1.05`],
+    [w.p99Ratio <= 1.15, `write path p99 product/minimal ${n(w.p99Ratio, 3)} <= 1.15`],
+  );
+}
+
+if (wanted('scale')) {
+  progress('section scale (the real kube-apiserver; minutes)');
+  const s = await runSection<ScaleResult>('scale.ts');
+  results['scale'] = s;
+  const pass = (p: PassResult) => `${n(p.seconds, 1)} s, ${n(p.perSecond)} slices/s`;
+  rows.push(
+    ['scale', `${n(s.slices)} slices x ${s.endpoints} endpoints; node ${s.nodeFlags.join(' ')}, NODE_OPTIONS=${s.nodeOptions}`, ''],
+    ['scale', 'RSS after the writes (created through the webhook)', `${n(s.rssAfterWritesMB)} MB  (${n(s.createPerSecond)} creates/s)`],
+    ['scale', 'RSS after a full pass, FCC down (every slice restored)', `${n(s.rssAfterDownMB)} MB`],
+    ['scale', 'RSS after a second full pass, FCC up (every slice rewritten)', `${n(s.rssAfterUpMB)} MB  (peak ${n(s.peakRssMB)} MB)`],
+    ['scale', 'controller pass, FCC down / FCC up', `${pass(s.down)} / ${pass(s.up)}`],
+    ['scale', 'floor: a plain client JSON-patching every slice, webhook registered', `${n(s.floorSeconds, 1)} s, ${n(s.floorPerSecond)} slices/s`],
+    ['scale', `  the product's CPU per slice: pass down ${n(s.down.cpuMsPerSlice, 2)} ms, pass up ${n(s.up.cpuMsPerSlice, 2)} ms, floor (webhook only) ${n(s.floorCpuMsPerSlice, 2)} ms`, ''],
+  );
+  const ratio = Math.min(s.down.perSecond, s.up.perSecond) / s.floorPerSecond;
+  targets.push(
+    [s.rssAfterUpMB <= 200, `RSS with ${n(s.slices)} slices after two full passes ${n(s.rssAfterUpMB)} MB <= 200`],
+    [ratio >= 0.8, `controller pass ${n(ratio, 2)} x the plain client's patch rate >= 0.8 (slower pass)`],
   );
 }
 

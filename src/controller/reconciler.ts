@@ -1,7 +1,11 @@
 // Keeps stored slices in step with the shortcut view (SPEC §5). Admission only sees writes: when the usable pairs
 // change, slices already stored are wrong until Liqo rewrites them, so this lists the reflected slices and patches
 // those that differ. Each patch passes through the webhook, which computes the same f: no loop.
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import {
+  createConfiguration, CustomObjectsApi, PatchStrategy, ServerConfiguration, setHeaderOptions, type KubeConfig, type SecurityAuthentication,
+} from '@kubernetes/client-node';
 import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from '../util/backoff.ts';
 import { MANAGED_BY_LABEL, REFLECTION_MANAGER } from '../core/endpoint-slice.ts';
 import { pairSignature } from '../core/pair-changes.ts';
@@ -49,6 +53,39 @@ function viewSignature(snapshot: Snapshot, clusterId: string | undefined): strin
 
 const RETRIES_ON_CONFLICT = 3;
 
+type RequestAgent = HttpAgent | HttpsAgent;
+
+/** The same agent with keep-alive on, where it is a plain one; a proxy's agent is kept as it is. */
+function keepingAlive(agent: RequestAgent): RequestAgent {
+  if (agent.constructor === HttpsAgent && agent instanceof HttpsAgent) return new HttpsAgent({ ...agent.options, keepAlive: true });
+  if (agent.constructor === HttpAgent) return new HttpAgent({ keepAlive: true });
+  return agent;
+}
+
+/**
+ * A client whose requests share one keep-alive connection pool. KubeConfig's makeApiClient gives every request an
+ * https.Agent of its own (client-node 1.4), so every patch opened a TLS connection: a handshake per slice written,
+ * about 5 ms of the process's CPU per slice against 0.8 ms for answering the slice's review (bench section scale),
+ * and the pass ran at 0.4 times the API server's pace. Credentials are still applied to every request (a token that
+ * rotates is read again); only the connections are kept.
+ */
+function keepAliveClient(config: KubeConfig): CustomObjectsApi {
+  const server = config.getCurrentCluster()?.server;
+  if (server === undefined) throw new Error('no current cluster in the kubeconfig');
+  let agent: RequestAgent | undefined;
+  const shared: SecurityAuthentication = {
+    getName: () => 'default',
+    applySecurityAuthentication: async (context) => {
+      await config.applySecurityAuthentication(context);
+      const fresh = context.getAgent();
+      if (fresh === undefined) return;
+      agent ??= keepingAlive(fresh);
+      context.setAgent(agent);
+    },
+  };
+  return new CustomObjectsApi(createConfiguration({ baseServer: new ServerConfiguration(server, {}), authMethods: { default: shared } }));
+}
+
 export class SliceReconciler {
   private readonly api: CustomObjectsApi;
   private readonly bucket: TokenBucket;
@@ -62,7 +99,7 @@ export class SliceReconciler {
   private stopped = false;
 
   constructor(private readonly options: ReconcilerOptions) {
-    this.api = options.config.makeApiClient(CustomObjectsApi);
+    this.api = keepAliveClient(options.config);
     this.bucket = new TokenBucket(options.maxWritesPerSecond ?? 500);
     this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
   }

@@ -1,15 +1,18 @@
 // `shortcut-webhook rewrite`: read the shortcut files and the input, rewrite every document, print the result.
+import { randomUUID } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
+import type { PatchOperation } from '../admission/patch.ts';
 import { EXIT_INVALID_INPUT, EXIT_OK, type Io } from '../cli.ts';
 import type { RewriteConfig } from '../config.ts';
-import { buildSnapshot } from '../core/snapshot.ts';
-import { parseDocuments } from '../util/documents.ts';
+import { buildSnapshot, type Snapshot } from '../core/snapshot.ts';
+import { failure, success, type Result } from '../core/result.ts';
+import { readDocuments, type ListDocument } from '../util/documents.ts';
 import { errorMessage } from '../util/errors.ts';
+import { printYaml, printYamlEntry } from '../util/yaml-fast.ts';
 import { loadShortcutFiles } from '../view/shortcut-files.ts';
 import { explain, explainJson, unusableNotes } from './explain.ts';
-import { rewriteDocuments, type DocumentResult } from './rewrite-documents.ts';
+import { rewriteDocument, rewriteListItems, type DocumentResult, type OfflineOptions, type SliceReport } from './rewrite-documents.ts';
 
 async function readInput(input: string, stdin: NodeJS.ReadableStream): Promise<string> {
   if (input !== '-') return readFile(input, 'utf8');
@@ -20,8 +23,7 @@ async function readInput(input: string, stdin: NodeJS.ReadableStream): Promise<s
 
 /**
  * The inputs as the files to read, in order: a folder stands for its .yaml, .yml and .json files in name order (as
- * kubectl -f reads one), so reading a folder is never an EISDIR for the user. Undefined entries are unreadable:
- * the message says why.
+ * kubectl -f reads one), so reading a folder is never an EISDIR for the user.
  */
 async function expandInputs(inputs: readonly string[]): Promise<{ files: string[] } | { message: string }> {
   const files: string[] = [];
@@ -48,14 +50,90 @@ async function expandInputs(inputs: readonly string[]): Promise<{ files: string[
   return { files };
 }
 
-function render(results: readonly DocumentResult[], format: RewriteConfig['output']): string {
-  // One line per document: which document and objects the operations belong to (a List's items are /items/<i>).
-  // The contract's format: one JSON Patch array a line, nothing else, so `jq` and kubectl read it as it is. Which
-  // object each line belongs to is said on stderr (patchNames).
-  if (format === 'patch') return results.map((r) => `${JSON.stringify(r.patch)}\n`).join('');
-  if (format === 'json') return results.map((r) => `${JSON.stringify(r.output)}\n`).join('');
-  // YAML 1.1 quoting, as kubectl reads it: a label value "yes" or "2025-07-06" must stay a string.
-  return results.map((r) => stringify(r.output, { lineWidth: 0, version: '1.1' })).join('---\n');
+/**
+ * The printed output, built document by document as the input is read. Held as text until the end, because one
+ * invalid document fails the run (exit 1) with nothing printed; the text is the input's size, not a tree of it.
+ */
+class Output {
+  readonly chunks: string[] = [];
+  /** `--explain` reads every document's traces at the end. */
+  readonly explained: DocumentResult[] = [];
+  /** The slices' clusters: whose unusable FCCs stderr names without --explain. */
+  readonly clusters = new Set<string>();
+  /** With `-o patch`, the document and objects of each line, said on stderr (stdout holds the arrays only). */
+  readonly patchLines: string[] = [];
+  private documents = 0;
+
+  constructor(private readonly format: RewriteConfig['output'] | 'explain') {}
+
+  get count(): number {
+    return this.documents;
+  }
+
+  private noteSlices(slices: readonly SliceReport[]): void {
+    for (const slice of slices) if (!('skip' in slice.result)) this.clusters.add(slice.result.slice.clusterId);
+  }
+
+  document(result: DocumentResult): void {
+    this.documents++;
+    this.noteSlices(result.slices);
+    if (this.format === 'patch') this.patchLines.push(`${result.name} ${result.slices.map((slice) => slice.name).join(', ') || '(no slice)'}`);
+    if (this.format === 'explain') this.explained.push(result);
+    else if (this.format === 'patch') this.chunks.push(`${JSON.stringify(result.patch)}\n`);
+    else if (this.format === 'json') this.chunks.push(`${JSON.stringify(result.output)}\n`);
+    else this.chunks.push(`${this.documents > 1 ? '---\n' : ''}${printYaml(result.output)}`);
+  }
+
+  /** A List, printed as `document` would print it whole: its other fields around the items, each item when it comes. */
+  list(list: ListDocument, snapshot: Snapshot, options: OfflineOptions): Result<void> {
+    if (list.length === 0) {
+      this.document({ name: list.name, output: list.header, patch: [], slices: [] });
+      return success(undefined);
+    }
+    this.documents++;
+    const slices: SliceReport[] = [];
+    const [before, after] = this.around(list.header);
+    const format = this.format;
+    this.chunks.push(before);
+    let first = true;
+    const names: string[] = [];
+    const error = rewriteListItems(list, snapshot, options, ({ output, patch, report }) => {
+      this.noteSlices([report]);
+      if (format === 'patch') names.push(report.name);
+      if (format === 'explain') slices.push(report);
+      else if (format === 'yaml') this.chunks.push(printYamlEntry(output));
+      else if (format === 'json') this.chunks.push(`${first ? '' : ','}${JSON.stringify(output)}`);
+      else if (patch.length > 0) this.chunks.push(`${first ? '' : ','}${patch.map(operationText).join(',')}`);
+      if (format !== 'patch' || patch.length > 0) first = false;
+    });
+    if (error !== undefined) return failure(error);
+    if (format === 'patch') this.patchLines.push(`${list.name} ${names.join(', ')}`);
+    this.chunks.push(after);
+    if (format === 'explain') this.explained.push({ name: list.name, output: null, patch: [], slices });
+    return success(undefined);
+  }
+
+  /** What comes before and after the items, as the whole List would print. */
+  private around(header: Readonly<Record<string, unknown>>): [string, string] {
+    if (this.format === 'explain') return ['', ''];
+    if (this.format === 'patch') return ['[', ']\n'];
+    if (this.format === 'json') {
+      const fields = Object.entries(header).filter(([, value]) => value !== undefined)
+        .map(([key, value]) => `${JSON.stringify(key)}:${key === 'items' ? '\0' : JSON.stringify(value)}`);
+      const [before = '', after = ''] = `{${fields.join(',')}}`.split('"items":\0');
+      return [`${before}"items":[`, `]${after}\n`];
+    }
+    // A unique plain string stands for the items, then the line it prints on becomes `items:` and the entries.
+    const marker = `shortcut-webhook-items-${randomUUID()}`;
+    const text = printYaml({ ...header, items: marker });
+    const line = text.startsWith(`items: ${marker}\n`) ? 0 : text.indexOf(`\nitems: ${marker}\n`) + 1;
+    const separator = this.documents > 1 ? '---\n' : '';
+    return [`${separator}${text.slice(0, line)}items:\n`, text.slice(line + `items: ${marker}\n`.length)];
+  }
+}
+
+function operationText(operation: PatchOperation): string {
+  return JSON.stringify(operation);
 }
 
 export async function runRewrite(config: RewriteConfig, io: Io): Promise<number> {
@@ -74,32 +152,40 @@ export async function runRewrite(config: RewriteConfig, io: Io): Promise<number>
     // A bare `rewrite` in a terminal would otherwise wait in silence.
     io.stderr.write('shortcut-webhook rewrite: reading EndpointSlices from standard input (end with Ctrl-D; or name files with -f)\n');
   }
-  const all = [];
+  const options = { clusterId: config.clusterId };
+  const output = new Output(config.explain ? 'explain' : config.output);
+  const origins: string[] = [];
   for (const input of expanded.files) {
     const origin = input === '-' ? 'stdin' : input;
+    origins.push(origin);
     let text: string;
     try {
       text = await readInput(input, io.stdin);
     } catch (error) {
       return fail(`cannot read ${origin}: ${errorMessage(error)}`);
     }
-    const documents = parseDocuments(text, origin);
-    if (!documents.ok) return fail(documents.message);
-    all.push(...documents.value);
+    for (const read of readDocuments(text, origin)) {
+      if (!read.ok) return fail(read.message);
+      if (read.value.kind === 'list') {
+        const listed = output.list(read.value.list, snapshot, options);
+        if (!listed.ok) return fail(listed.message);
+        continue;
+      }
+      const result = rewriteDocument(read.value.document, snapshot, options);
+      if (typeof result === 'string') return fail(result);
+      output.document(result);
+    }
   }
-  const rewritten = rewriteDocuments(all, snapshot, { clusterId: config.clusterId });
-  if (!rewritten.ok) return fail(rewritten.message);
+  if (output.count === 0) return fail(`${origins.join(', ')} ${origins.length === 1 ? 'holds' : 'hold'} no document: the input is empty`);
   if (config.explain) {
     io.stdout.write(config.output === 'json'
-      ? `${JSON.stringify(explainJson(rewritten.value, snapshot, config.clusterId))}\n`
-      : explain(rewritten.value, snapshot, config.clusterId));
+      ? `${JSON.stringify(explainJson(output.explained, snapshot, config.clusterId))}\n`
+      : explain(output.explained, snapshot, config.clusterId));
     return EXIT_OK;
   }
   // Without --explain, what kept a shortcut from being used is still said, one line each, on stderr.
-  for (const note of unusableNotes(rewritten.value, snapshot, config.clusterId)) io.stderr.write(`shortcut-webhook rewrite: ${note}\n`);
-  if (config.output === 'patch') {
-    rewritten.value.forEach((r, i) => io.stderr.write(`shortcut-webhook rewrite: patch line ${i + 1} is ${r.name} ${r.slices.map((slice) => slice.name).join(', ') || '(no slice)'}\n`));
-  }
-  io.stdout.write(render(rewritten.value, config.output));
+  for (const note of unusableNotes(output.clusters, snapshot, config.clusterId)) io.stderr.write(`shortcut-webhook rewrite: ${note}\n`);
+  output.patchLines.forEach((line, i) => io.stderr.write(`shortcut-webhook rewrite: patch line ${i + 1} is ${line}\n`));
+  for (const chunk of output.chunks) io.stdout.write(chunk);
   return EXIT_OK;
 }

@@ -211,11 +211,8 @@ export function explainJson(results: readonly DocumentResult[], snapshot: Snapsh
  * Without --explain: one line per FCC that names a cluster of these slices but cannot be used, and the notes
  * /readyz gives, so a run that changes nothing still says why on stderr.
  */
-export function unusableNotes(results: readonly DocumentResult[], snapshot: Snapshot, clusterId: string | undefined): string[] {
-  const clusters = new Set<string>();
-  for (const document of results) {
-    for (const slice of document.slices) if (!('skip' in slice.result)) clusters.add(slice.result.slice.clusterId);
-  }
+export function unusableNotes(sliceClusters: ReadonlySet<string>, snapshot: Snapshot, clusterId: string | undefined): string[] {
+  const clusters = new Set(sliceClusters);
   if (clusters.size === 0 && clusterId !== undefined) clusters.add(clusterId);
   // A Configuration the decisions cannot place: no peer named, or no view of the peer recorded yet.
   const configurations = snapshot.views.configurations.flatMap((c) => (c.remoteCluster === undefined

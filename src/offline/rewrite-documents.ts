@@ -3,7 +3,7 @@ import { admissionResponse, type ReviewSkipReason } from '../admission/responses
 import { patchFor, type PatchOperation } from '../admission/patch.ts';
 import { reviewEndpointSlice } from '../admission/review-endpoint-slice.ts';
 import { decodeReview } from '../admission/review.ts';
-import type { Document } from '../util/documents.ts';
+import type { Document, ListDocument } from '../util/documents.ts';
 import { asEndpointSlice, isSkip, sliceName } from '../core/endpoint-slice.ts';
 import { field, isArray, isObject, stringField, type Json, type JsonObject } from '../core/json.ts';
 import { applyRewrite, rewriteEndpointSlice, type AddressTrace, type SliceRewrite } from '../core/rewrite.ts';
@@ -64,14 +64,28 @@ function reviewDocument(name: string, value: JsonObject, snapshot: Snapshot, opt
   };
 }
 
+/** One item of a List, rewritten: what each output format takes of it. */
+export interface ItemResult {
+  readonly output: unknown;
+  readonly patch: readonly PatchOperation[];
+  readonly report: SliceReport;
+}
+
+/** Item `i` of a List rewritten in place, the patch paths prefixed with its index; a string says why it is invalid. */
+function rewriteItem(name: string, typed: boolean, item: unknown, i: number, snapshot: Snapshot, options: OfflineOptions): ItemResult | string {
+  const one = rewriteOne(typed ? asEndpointSlice(item) : item, snapshot, options, `/items/${i}`);
+  if (typeof one === 'string') return `${name}: ${one}`;
+  return typed ? { ...one, output: isObject(item) && isObject(one.output) ? withoutAddedType(item, one.output) : one.output } : one;
+}
+
 /** A List: every item rewritten in place, the patch paths prefixed with the item's index. */
 function listDocument(name: string, value: JsonObject, items: readonly Json[], snapshot: Snapshot, options: OfflineOptions): DocumentResult | string {
   const typed = stringField(value, 'kind') === 'EndpointSliceList';
   const rewritten = [];
   for (const [i, item] of items.entries()) {
-    const one = rewriteOne(typed ? asEndpointSlice(item) : item, snapshot, options, `/items/${i}`);
-    if (typeof one === 'string') return `${name}: ${one}`;
-    rewritten.push(typed ? { ...one, output: isObject(item) && isObject(one.output) ? withoutAddedType(item, one.output) : one.output } : one);
+    const one = rewriteItem(name, typed, item, i, snapshot, options);
+    if (typeof one === 'string') return one;
+    rewritten.push(one);
   }
   return {
     name,
@@ -81,7 +95,24 @@ function listDocument(name: string, value: JsonObject, items: readonly Json[], s
   };
 }
 
-function rewriteDocument(document: Document, snapshot: Snapshot, options: OfflineOptions): DocumentResult | string {
+/**
+ * A List read item by item (documents.ts): each item is read, rewritten and handed to `onItem` before the next one
+ * is read, so that only the one in hand is held. A string says why the input is invalid.
+ */
+export function rewriteListItems(list: ListDocument, snapshot: Snapshot, options: OfflineOptions, onItem: (result: ItemResult) => void): string | undefined {
+  const typed = list.header['kind'] === 'EndpointSliceList';
+  for (let i = 0; i < list.length; i++) {
+    const item = list.item(i);
+    if (!item.ok) return item.message;
+    const one = rewriteItem(list.name, typed, item.value, i, snapshot, options);
+    if (typeof one === 'string') return one;
+    onItem(one);
+  }
+  return undefined;
+}
+
+/** One document whole; a string says why it is invalid. */
+export function rewriteDocument(document: Document, snapshot: Snapshot, options: OfflineOptions = {}): DocumentResult | string {
   const { value, name } = document;
   if (!isObject(value)) return `${name}: not an object (expected an EndpointSlice, a List or an AdmissionReview)`;
   const kind = stringField(value, 'kind');

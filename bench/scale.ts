@@ -1,0 +1,99 @@
+// Section "scale": memory and convergence on the real API server (bench/control-plane.ts). BENCH_SCALE_SLICES
+// reflected slices (20,000 unless told) of 20 endpoints each, half of every slice's addresses inside LIQO.md's
+// shortcut, are created through the product's webhook (so they are stored rewritten); then the FCC goes down (the
+// controller restores every slice) and up again (it rewrites every one). Measured:
+//   - the product's RSS (and peak RSS) after the writes and after each full pass, run as the chart runs it;
+//   - each pass's rate: slices written per second, from the FCC's status write to the pass's "reconcile pass done";
+//   - the floor: the same slices JSON-patched by a plain client (8 in flight, as the controller), the webhook
+//     registered, timed on the same API server right after;
+//   - the product's CPU (user + system, /proc/<pid>/stat) per slice in each pass and in the floor (webhook only).
+// Prints one JSON line.
+import { cpuSeconds, FCC_PATH, rawClient, rss, startBench } from './control-plane.ts';
+import { sliceObject } from '../test/support/builders.ts';
+import { waitFor } from '../test/support/wait-for.ts';
+import { progress, round } from './stats.ts';
+
+const SLICES = Number(process.env.BENCH_SCALE_SLICES ?? 20_000);
+const ENDPOINTS = 20;
+const NAMESPACES = 20;
+const IN_FLIGHT = 8;
+const PASS_TIMEOUT = { timeoutMs: 30 * 60_000, intervalMs: 100 } as const;
+
+const bench = await startBench();
+try {
+  const product = await bench.startProduct({ keep: ['reconcile pass done'], controller: true });
+  const pid = product.child.pid;
+  await bench.register('shortcut-webhook', `https://127.0.0.1:${product.port}/mutate/endpointslices`);
+  for (let n = 0; n < NAMESPACES; n++) {
+    await bench.admin.ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `ns-${n}` } });
+  }
+  const client = rawClient(bench.cp, IN_FLIGHT);
+  const sliceOf = (i: number) => {
+    // Endpoint k of slice i: an address of its own (modulo 2^16) in the shortcut's source (even k) or outside it.
+    const addresses = Array.from({ length: ENDPOINTS }, (_, k) => {
+      const index = i * ENDPOINTS + k;
+      return [`${k % 2 === 0 ? '10.63' : '10.200'}.${(index >> 8) & 255}.${index & 255}`];
+    });
+    const slice = sliceObject({ name: `web-${i}`, namespace: `ns-${i % NAMESPACES}`, destination: 'cluster2', addresses });
+    delete (slice.metadata as Record<string, unknown>).resourceVersion;
+    return slice;
+  };
+  const pathOf = (i: number, name = true) => `/apis/discovery.k8s.io/v1/namespaces/ns-${i % NAMESPACES}/endpointslices${name ? `/web-${i}` : ''}`;
+  /** Runs `write(i)` for every slice, IN_FLIGHT at a time; the seconds it took. */
+  const each = async (what: string, write: (i: number) => Promise<{ status: number; text: string }>) => {
+    const started = performance.now();
+    let next = 0;
+    let done = 0;
+    await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
+      while (next < SLICES) {
+        const i = next++;
+        const answer = await write(i);
+        if (answer.status >= 300) throw new Error(`${what} web-${i}: HTTP ${answer.status}: ${answer.text.slice(0, 500)}`);
+        if (++done % 2000 === 0) progress(`scale: ${what} ${done}/${SLICES}`);
+      }
+    }));
+    return (performance.now() - started) / 1000;
+  };
+
+  progress(`scale: creating ${SLICES} slices of ${ENDPOINTS} endpoints through the webhook`);
+  const createSeconds = await each('created', (i) => client.send('POST', pathOf(i, false), JSON.stringify(sliceOf(i)), 'application/json'));
+  const afterWrites = rss(pid);
+
+  /** The FCC flips; the time until a pass that began after it reports, and that pass. */
+  const pass = async (connected: boolean) => {
+    const seen = product.records.length;
+    const cpu = cpuSeconds(pid);
+    const flipped = Date.now();
+    await bench.setConnected(connected);
+    const record = await waitFor(() => product.records.slice(seen).find((r) => Date.parse(String(r.time)) >= flipped && Number(r.patched) > 0),
+      { ...PASS_TIMEOUT, description: `a pass after the FCC went ${connected ? 'up' : 'down'}` });
+    return { seconds: (Date.parse(String(record.time)) - flipped) / 1000, record, rss: rss(pid), cpuMsPerSlice: round((cpuSeconds(pid) - cpu) * 1000 / SLICES, 3) };
+  };
+  // The first pass (the view's first sync) found every slice in step: nothing to compare.
+  progress('scale: the FCC goes down, the controller restores every slice');
+  const down = await pass(false);
+  progress('scale: the FCC comes up, the controller rewrites every slice');
+  const up = await pass(true);
+
+  // The floor: every slice patched once by a plain client, through the webhook, as fast as the API server goes.
+  progress('scale: the floor, a plain client JSON-patching every slice');
+  const touch = (i: number) => JSON.stringify([{ op: 'add', path: '/metadata/labels/bench.liqo.io~1touched', value: String(i) }]);
+  const floorCpu = cpuSeconds(pid);
+  const floorSeconds = await each('patched', (i) => client.send('PATCH', pathOf(i), touch(i), 'application/json-patch+json'));
+  const floorCpuMsPerSlice = round((cpuSeconds(pid) - floorCpu) * 1000 / SLICES, 3);
+  client.close();
+  const fccs = await bench.admin.get<{ items: unknown[] }>(FCC_PATH);
+  const rate = (seconds: number) => round(SLICES / seconds, 1);
+  console.log(JSON.stringify({
+    slices: SLICES, endpoints: ENDPOINTS, fccs: fccs.items.length,
+    nodeFlags: product.nodeFlags, nodeOptions: product.nodeOptions,
+    createSeconds: round(createSeconds, 1), createPerSecond: rate(createSeconds),
+    rssAfterWritesMB: round(afterWrites.rssMB, 1),
+    rssAfterDownMB: round(down.rss.rssMB, 1), rssAfterUpMB: round(up.rss.rssMB, 1), peakRssMB: round(up.rss.peakMB, 1),
+    down: { seconds: round(down.seconds, 2), perSecond: rate(down.seconds), cpuMsPerSlice: down.cpuMsPerSlice, pass: down.record },
+    up: { seconds: round(up.seconds, 2), perSecond: rate(up.seconds), cpuMsPerSlice: up.cpuMsPerSlice, pass: up.record },
+    floorSeconds: round(floorSeconds, 2), floorPerSecond: rate(floorSeconds), floorCpuMsPerSlice,
+  }));
+} finally {
+  await bench.close();
+}

@@ -1,0 +1,99 @@
+// Section "writepath": the latency the webhook adds to the API server's writes, as Liqo sees it. On the real API
+// server (bench/control-plane.ts), sequential server-side applies of a 100-endpoint reflected slice (half its
+// addresses in LIQO.md's shortcut; each apply moves one hub-only address, so each one is a real write) through:
+//   product  the product registered (the image's bundle, node flags and NODE_OPTIONS as the chart runs it)
+//   minimal  bench/minimal-webhook.ts registered: the same rewrite with nothing else (bundled, same node flags)
+//   none     no webhook (a slice no configuration selects)
+// Each webhook has its own MutatingWebhookConfiguration, selecting its own slice by a label. Blocks of
+// BENCH_WRITEPATH_BLOCK applies per mode, interleaved (the order rotates each block) so machine noise falls on all
+// three alike, BENCH_WRITEPATH_BLOCKS blocks after a warm-up. Percentiles are over all samples of a mode.
+// Prints one JSON line.
+import { spawn } from 'node:child_process';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { sliceObject } from '../test/support/builders.ts';
+import { freePort } from '../test/support/free-port.ts';
+import { waitFor } from '../test/support/wait-for.ts';
+import { rawClient, startBench } from './control-plane.ts';
+import { percentile, progress, round } from './stats.ts';
+
+const BLOCKS = Number(process.env.BENCH_WRITEPATH_BLOCKS ?? 20);
+const BLOCK = Number(process.env.BENCH_WRITEPATH_BLOCK ?? 50);
+const WARMUP = 100;
+const ENDPOINTS = 100;
+const MODES = ['product', 'minimal', 'none'] as const;
+type Mode = (typeof MODES)[number];
+const LIQO_MANAGER = 'shadow-endpointslice-controller';
+
+const root = new URL('..', import.meta.url).pathname;
+const bench = await startBench();
+const minimalDir = join(root, '.tmp', `bench-minimal-${process.pid}`);
+let minimal: ReturnType<typeof spawn> | undefined;
+try {
+  const product = await bench.startProduct({ keep: [], controller: true });
+  mkdirSync(minimalDir, { recursive: true });
+  const minimalBundle = join(minimalDir, 'minimal-webhook.mjs');
+  await build({ entryPoints: [new URL('minimal-webhook.ts', import.meta.url).pathname], bundle: true, platform: 'node', format: 'esm',
+    target: 'node20', outfile: minimalBundle, logLevel: 'warning' });
+  const minimalPort = await freePort();
+  minimal = spawn(process.execPath, [...product.nodeFlags, minimalBundle, String(minimalPort), bench.certs.certFile, bench.certs.keyFile],
+    { stdio: ['ignore', 'pipe', 'inherit'], env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', NODE_OPTIONS: product.nodeOptions } });
+  const started = minimal;
+  process.on('exit', () => started.kill('SIGKILL'));
+  let said = '';
+  started.stdout?.on('data', (chunk: Buffer) => { said += chunk.toString(); });
+  await waitFor(() => said.includes('listening'), { timeoutMs: 20_000, description: 'the minimal webhook listens' });
+
+  await bench.register('shortcut-webhook', `https://127.0.0.1:${product.port}/mutate/endpointslices`, 'product');
+  await bench.register('minimal-webhook', `https://127.0.0.1:${minimalPort}/mutate`, 'minimal');
+
+  const client = rawClient(bench.cp, 1);
+  const addresses = (version: number) => Array.from({ length: ENDPOINTS }, (_, k) =>
+    [k % 2 === 0 ? `10.63.${k}.${10 + k}` : k === ENDPOINTS - 1 ? `10.200.250.${version % 200}` : `10.200.${k}.${10 + k}`]);
+  const versions: Record<Mode, number> = { product: 0, minimal: 0, none: 0 };
+  /** One apply of the next version of `mode`'s slice; milliseconds, and the stored addresses for a check. */
+  const apply = async (mode: Mode): Promise<{ ms: number; text: string }> => {
+    const slice = sliceObject({ name: `writepath-${mode}`, destination: 'cluster2', addresses: addresses(++versions[mode]) });
+    const metadata = slice.metadata as { labels: Record<string, string>; resourceVersion?: string };
+    delete metadata.resourceVersion;
+    metadata.labels['bench.liqo.io/path'] = mode;
+    const body = JSON.stringify(slice);
+    const path = `/apis/discovery.k8s.io/v1/namespaces/demo/endpointslices/writepath-${mode}?fieldManager=${LIQO_MANAGER}&force=true`;
+    const started = performance.now();
+    const answer = await client.send('PATCH', path, body, 'application/apply-patch+yaml');
+    const ms = performance.now() - started;
+    if (answer.status >= 300) throw new Error(`apply ${mode}: HTTP ${answer.status}: ${answer.text.slice(0, 500)}`);
+    return { ms, text: answer.text };
+  };
+  // Each path does what it is meant to: rewritten by both webhooks alike, left alone without one.
+  const stored = await Promise.all(MODES.map(async (mode) => (await apply(mode)).text));
+  const firstAddress = (text: string) => (JSON.parse(text) as { endpoints: { addresses: string[] }[] }).endpoints[0]?.addresses[0];
+  const seen = stored.map(firstAddress);
+  if (seen.join() !== '10.61.0.10,10.61.0.10,10.63.0.10') throw new Error(`the three paths stored ${seen.join()}`);
+  const annotations = stored.map((text) => JSON.stringify((JSON.parse(text) as { metadata: { annotations?: unknown } }).metadata.annotations));
+  if (annotations[0] !== annotations[1]) progress(`writepath: note, the webhooks wrote different annotations: ${annotations[0]} / ${annotations[1]}`);
+
+  progress(`writepath: warm-up, ${WARMUP} applies per path`);
+  for (let i = 0; i < WARMUP; i++) for (const mode of MODES) await apply(mode);
+  const samples: Record<Mode, number[]> = { product: [], minimal: [], none: [] };
+  progress(`writepath: ${BLOCKS} blocks of ${BLOCK} applies per path, interleaved`);
+  for (let block = 0; block < BLOCKS; block++) {
+    const order = MODES.map((_, k) => MODES[(block + k) % MODES.length] as Mode);
+    for (const mode of order) for (let i = 0; i < BLOCK; i++) samples[mode].push((await apply(mode)).ms);
+  }
+  client.close();
+  const stats = (mode: Mode) => ({ p50Ms: round(percentile(samples[mode], 50), 3), p99Ms: round(percentile(samples[mode], 99), 3), samples: samples[mode].length });
+  const [p, m, z] = MODES.map(stats) as [ReturnType<typeof stats>, ReturnType<typeof stats>, ReturnType<typeof stats>];
+  console.log(JSON.stringify({
+    endpoints: ENDPOINTS, blocks: BLOCKS, block: BLOCK, nodeFlags: product.nodeFlags, nodeOptions: product.nodeOptions,
+    product: p, minimal: m, none: z,
+    p50Ratio: round(p.p50Ms / m.p50Ms, 3), p99Ratio: round(p.p99Ms / m.p99Ms, 3),
+    p50AddedRatio: round((p.p50Ms - z.p50Ms) / (m.p50Ms - z.p50Ms), 3), p99AddedRatio: round((p.p99Ms - z.p99Ms) / (m.p99Ms - z.p99Ms), 3),
+  }));
+} finally {
+  // The minimal webhook's pipe would keep this process alive after its answer is printed.
+  minimal?.kill('SIGKILL');
+  await bench.close();
+  rmSync(minimalDir, { recursive: true, force: true });
+}
