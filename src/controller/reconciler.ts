@@ -1,4 +1,4 @@
-// Keeps stored slices in step with the shortcut view (SPEC §5). Admission only sees writes: when the usable pairs
+// Keeps stored slices in step with the shortcut view (docs/reference.md, "The controller"). Admission only sees writes: when the usable pairs
 // change, slices already stored are wrong until Liqo rewrites them, so this lists the reflected slices and patches
 // those that differ. Each patch passes through the webhook, which computes the same f: no loop.
 import { Agent as HttpAgent } from 'node:http';
