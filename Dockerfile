@@ -2,7 +2,7 @@
 # shortcut-webhook image: a bundled, tsx-free runtime on distroless Node.js 24 (LTS), running as a numeric non-root
 # user. .ci/run runs the test suite on this major too (read from RUNTIME_IMAGE below).
 #
-#   docker build -t shortcut-webhook:0.1.0 .
+#   docker build -t shortcut-webhook:0.2.0 .
 #
 # Stages: `build` bundles src/ with esbuild (build/bundle.js; the Kubernetes client stays external), `deps` installs
 # production dependencies only, and the final stage copies the two onto a base image with no shell and no package
@@ -14,7 +14,7 @@ ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs24-debian13:nonroot
 # The package's version (package.json; test/build-info.test.ts keeps the two, the chart's appVersion and the
 # manifests' image tag equal). SOURCE_COMMIT: the git commit, for `shortcut-webhook version` and build_info, since
 # the build context has no .git (docker build --build-arg SOURCE_COMMIT=$(git rev-parse HEAD) ...).
-ARG VERSION=0.1.0
+ARG VERSION=0.2.0
 ARG SOURCE_COMMIT=""
 
 # The bundle is the same on every platform, so it is built natively when cross-building.

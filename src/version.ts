@@ -47,7 +47,7 @@ export function buildInfo(): BuildInfo {
   return cached;
 }
 
-/** `shortcut-webhook/0.1.0`: how the product names itself to API servers. */
+/** `shortcut-webhook/<version>` (e.g. `shortcut-webhook/0.2.0`): how the product names itself to API servers. */
 export function userAgent(info: BuildInfo = buildInfo()): string {
   return `${PRODUCT}/${info.version}`;
 }

@@ -245,7 +245,7 @@ export class ReloadingKubeConfig extends KubeConfig {
     void this.reload('the API server answered 401');
   }
 
-  /** A request with these credentials succeeded: any refusal is over. */
+  /** A request with these credentials succeeded, so the refusal, if there was one, is over. */
   accepted(): void {
     if (this.refusal === undefined) return;
     this.refusal = undefined;
