@@ -187,30 +187,34 @@ function familyResolver<V extends number | bigint>(options: {
     }
     return entry;
   };
-  const decided = new Map<V, { readonly leafCluster: string; readonly decisions: readonly { readonly ip: HubIp; readonly resolution: Resolution<V> }[] }>();
+  /** By the address as the leaf sees it: bounded by the leaf's view of the hub's external CIDR. */
+  const decided = new Map<V, {
+    readonly leafCluster: string; readonly allocated: V; readonly decisions: readonly { readonly ip: HubIp; readonly resolution: Resolution<V> }[];
+  }>();
   return {
     active: true,
     resolve(value, pod, leafCluster) {
-      const step1 = moveHolding(toHub, value);
-      if (step1 === undefined) {
-        return !inDomain(value) ? undefined : { resolved: false, reason: 'hub-external',
-          detail: `in ${hubId}'s external CIDR as this leaf sees it, at a position of its Configuration without spec.remote.cidr.external` };
-      }
-      const allocated = moveInto(codec, value, step1.to);
-      // Steps 3 and 4 depend on the IP alone (and the slice's cluster): decided once per snapshot for each allocated
-      // address seen, so a review of pods seen before costs one lookup in a table of the addresses reviews use,
-      // not one in the hub's whole index.
-      let seen = decided.get(allocated);
+      // Steps 2 to 4 depend on the address alone (and the slice's cluster): decided once per snapshot for each
+      // address seen, so a review of pods seen before costs one lookup in a table of the addresses reviews use, not
+      // the moves and a lookup in the hub's whole index.
+      let seen = decided.get(value);
       if (seen === undefined || seen.leafCluster !== leafCluster) {
+        const step1 = moveHolding(toHub, value);
+        if (step1 === undefined) {
+          return !inDomain(value) ? undefined : { resolved: false, reason: 'hub-external',
+            detail: `in ${hubId}'s external CIDR as this leaf sees it, at a position of its Configuration without spec.remote.cidr.external` };
+        }
+        const allocated = moveInto(codec, value, step1.to);
         const candidates = ips?.get(allocated) ?? NO_IPS;
-        seen = { leafCluster, decisions: candidates.map((ip) => ({ ip, resolution: fromIp(ip, leafCluster) })) };
-        decided.set(allocated, seen);
+        seen = { leafCluster, allocated, decisions: candidates.map((ip) => ({ ip, resolution: fromIp(ip, leafCluster) })) };
+        decided.set(value, seen);
       }
       for (const { ip, resolution } of seen.decisions) {
         if (pod === undefined || (ip.podName === pod.name && ip.podNamespace === pod.namespace)) return resolution;
       }
-      const detail = seen.decisions.length === 0 ? `no IP of ${hubId} is allocated at ${text(allocated)}`
-        : `${hubId}'s IP at ${text(allocated)} is ${seen.decisions.map((d) => d.ip.ref).join(', ')}, not the endpoint's pod ${pod?.namespace}/${pod?.name}`;
+      const at = text(seen.allocated);
+      const detail = seen.decisions.length === 0 ? `no IP of ${hubId} is allocated at ${at}`
+        : `${hubId}'s IP at ${at} is ${seen.decisions.map((d) => d.ip.ref).join(', ')}, not the endpoint's pod ${pod?.namespace}/${pod?.name}`;
       return { resolved: false, reason: 'no-hub-ip', detail };
     },
   };
