@@ -1,33 +1,24 @@
 // The real executable in cluster mode against the test API server: credentials rotated on disk are followed and
 // reported in /debug/pairs, and a replica whose FCC source keeps failing past --stale-view-after says it is not ready.
 import assert from 'node:assert/strict';
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { connect } from 'node:http2';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { stringify } from 'yaml';
 import { fccObject } from './support/builders.ts';
 import { makeCerts } from './support/certs.ts';
-import { startKubeApiServer, type KubeApiServer } from './support/kube-api-server.ts';
+import { startKubeApiServer } from './support/kube-api-server.ts';
 import { startServer } from './support/process.ts';
 import { killServer, logRecords, opsGet, usablePairs } from './support/serve-cluster.ts';
 import { waitFor } from './support/wait-for.ts';
+import { writeTokenKubeconfig } from './support/token-kubeconfig.ts';
 
 const certs = makeCerts();
 const dir = mkdtempSync(join(tmpdir(), 'shortcut-serve-creds-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-function writeKubeconfig(path: string, server: KubeApiServer, token: string): string {
-  writeFileSync(`${path}.tmp`, stringify({
-    apiVersion: 'v1', kind: 'Config', 'current-context': 'c',
-    clusters: [{ name: 'c', cluster: { server: server.url, 'insecure-skip-tls-verify': true } }],
-    users: [{ name: 'u', user: { token } }],
-    contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
-  }));
-  renameSync(`${path}.tmp`, path);
-  return path;
-}
+const writeKubeconfig = writeTokenKubeconfig;
 
 interface SourceBody { cluster: string; credentials: { reloads: number; refused: { status: number } | null }; failing: { problem: string } | null }
 async function sources(server: Awaited<ReturnType<typeof startServer>>): Promise<SourceBody[]> {

@@ -1,6 +1,7 @@
 // `npm start`, as the README's first command: it serves, and stopping what the user started stops the server.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { collectOutput } from './support/process.ts';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { makeCerts } from './support/certs.ts';
@@ -14,16 +15,7 @@ test('SIGTERM to `npm start` stops the server: nothing is left holding its ports
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
   const child = spawn(npm, ['start', '--', '--host', '127.0.0.1', '--port', '0', '--ops-port', '0',
     '--tls-cert', certs.certFile, '--tls-key', certs.keyFile], { cwd: root, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' } });
-  const lines: string[] = [];
-  let buffered = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString();
-    const parts = buffered.split('\n');
-    buffered = parts.pop() ?? '';
-    lines.push(...parts);
-  });
-  child.stderr.on('data', (chunk: Buffer) => lines.push(`stderr: ${chunk.toString()}`));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const { lines, exited } = collectOutput(child);
   try {
     const serving = await waitFor(() => lines.find((line) => line.includes('"msg":"serving"')),
       { timeoutMs: 30_000, description: `npm start serves:\n${lines.join('\n')}` });

@@ -23,11 +23,8 @@ export async function startServerOnEveryInterface(args: readonly string[]): Prom
   return launch(['--port', '0', '--ops-port', '0', ...args], {});
 }
 
-async function launch(args: readonly string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<RunningServer> {
-  const child = spawn(process.execPath, [bin, 'serve', ...args], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-    ...(cwd === undefined ? {} : { cwd }),
-  });
+/** A child's stdout as whole lines, stderr chunks marked as such, and its exit code once it exits. */
+export function collectOutput(child: ChildProcessWithoutNullStreams): { lines: string[]; exited: Promise<number | null> } {
   const lines: string[] = [];
   let buffered = '';
   child.stdout.on('data', (chunk: Buffer) => {
@@ -38,6 +35,15 @@ async function launch(args: readonly string[], env: NodeJS.ProcessEnv, cwd?: str
   });
   child.stderr.on('data', (chunk: Buffer) => lines.push(`stderr: ${chunk.toString()}`));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { lines, exited };
+}
+
+async function launch(args: readonly string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<RunningServer> {
+  const child = spawn(process.execPath, [bin, 'serve', ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    ...(cwd === undefined ? {} : { cwd }),
+  });
+  const { lines, exited } = collectOutput(child);
   let exitCode: number | null | undefined;
   void exited.then((code) => { exitCode = code; });
   const serving = await waitFor((): Serving | undefined => {

@@ -1,11 +1,10 @@
 // The cluster source across credential rotations and outages: watches follow a reloaded kubeconfig, a 401 makes it
 // read the kubeconfig again, no empty view is published on the way, and failing() says when the FCCs stop answering.
 import assert from 'node:assert/strict';
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { stringify } from 'yaml';
 import { readKubeConfig, ReloadingKubeConfig } from '../../src/kube/reloading-config.ts';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { readListPage } from '../../src/kube/client.ts';
@@ -16,20 +15,13 @@ import { fccObject } from '../support/builders.ts';
 import { startKubeApiServer, type KubeApiServer } from '../support/kube-api-server.ts';
 import { recordingLogger } from '../support/recording-logger.ts';
 import { waitFor } from '../support/wait-for.ts';
+import { writeTokenKubeconfig } from '../support/token-kubeconfig.ts';
 
 const FAST = { initialMs: 10, maxMs: 50 };
 const dirs: string[] = [];
 after(() => { for (const dir of dirs) rmSync(dir, { recursive: true, force: true }); });
 
-function writeKubeconfig(path: string, server: KubeApiServer, token: string): void {
-  writeFileSync(`${path}.tmp`, stringify({
-    apiVersion: 'v1', kind: 'Config', 'current-context': 'c',
-    clusters: [{ name: 'c', cluster: { server: server.url, 'insecure-skip-tls-verify': true } }],
-    users: [{ name: 'u', user: { token } }],
-    contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
-  }));
-  renameSync(`${path}.tmp`, path);
-}
+const writeKubeconfig = writeTokenKubeconfig;
 
 interface Context {
   readonly server: KubeApiServer;
