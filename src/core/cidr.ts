@@ -36,7 +36,7 @@ function block<F extends Family, V extends number | bigint>(
 
 /**
  * Strict: dotted-decimal IPv4 without leading zeros or IPv6 without a zone, then `/` and a decimal length that fits
- * the family. Host bits are cleared, as Kubernetes and Liqo do, rather than refused.
+ * the family. Host bits are cleared, as Go's net.ParseCIDR (so Liqo) does; where they must be refused, see hasHostBits.
  */
 export function parseCidr(text: string): Cidr | undefined {
   const slash = text.indexOf('/');
@@ -46,6 +46,16 @@ export function parseCidr(text: string): Cidr | undefined {
   return addressText.includes(':')
     ? block(ipv6, 'IPv6', addressText, prefixText)
     : block(ipv4, 'IPv4', addressText, prefixText);
+}
+
+/**
+ * True when the address part of `text`, which parsed as `cidr`, is not the network itself (`10.63.0.1/16`). Liqo's
+ * own records are read with host bits cleared, as Go's net.ParseCIDR does; a shortcut record with host bits set is
+ * ambiguous about what its author meant, so its pair is refused instead.
+ */
+export function hasHostBits(text: string, cidr: Cidr): boolean {
+  const addressText = text.slice(0, text.indexOf('/'));
+  return cidr.family === 'IPv4' ? ipv4.parseLenient(addressText) !== cidr.network : ipv6.parseLenient(addressText) !== cidr.network;
 }
 
 /** True when `value` (an address of the block's family, as an integer) lies inside the block. */

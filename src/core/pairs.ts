@@ -1,5 +1,5 @@
 // From shortcut records to rewrite rules for one cluster (docs/reference.md, "Pairs"): which FCCs give a usable pair, and why not.
-import { overlaps, parseCidr, type Cidr } from './cidr.ts';
+import { hasHostBits, overlaps, parseCidr, type Cidr } from './cidr.ts';
 import { ipv4, ipv6 } from './ip.ts';
 import type { ForeignClusterConnection, SideNetworking } from './fcc.ts';
 import { localOverlap, NO_LEAF_VIEWS, TUNNEL_CONNECTED, type LeafViews, type TunnelStates } from './leaf-views.ts';
@@ -60,6 +60,14 @@ export function notThisCluster(fcc: ForeignClusterConnection, clusterId: string)
     `connects ${fcc.clusterA ?? '?'} and ${fcc.clusterB ?? '?'}, not ${clusterId} and another cluster`);
 }
 
+/** A CIDR of a shortcut record, parsed strictly: the block, or why it is none (the detail of `invalid-cidr`). */
+function strictCidr(text: string | undefined, field: string): Cidr | string {
+  const cidr = parseCidr(text ?? '');
+  if (cidr === undefined) return `${field} ${JSON.stringify(text ?? null)} is not a CIDR`;
+  if (hasHostBits(text ?? '', cidr)) return `${field} ${JSON.stringify(text)} has host bits set: the network is ${cidr.text}`;
+  return cidr;
+}
+
 /** The checks that need no other FCC (the FCC, the leaf's tunnels and views), in the order their reasons take precedence. */
 function candidate(fcc: ForeignClusterConnection, clusterId: string, leaf: LeafState): PairState | Candidate {
   const local = localSide(fcc, clusterId);
@@ -71,12 +79,10 @@ function candidate(fcc: ForeignClusterConnection, clusterId: string, leaf: LeafS
     return unusable(fcc.ref, peer, 'tunnel-down', `the leaf's Liqo Connection to ${peer} is ${tunnel || 'without status'}, not Connected`);
   }
   const where = `status.foreignCluster${label}Networking`;
-  const hubPrefix = parseCidr(side?.podCIDR ?? '');
-  if (hubPrefix === undefined) return unusable(fcc.ref, peer, 'invalid-cidr', `${where}.podCIDR ${JSON.stringify(side?.podCIDR ?? null)} is not a CIDR`);
-  const shortcutPrefix = parseCidr(side?.remappedPodCIDR ?? '');
-  if (shortcutPrefix === undefined) {
-    return unusable(fcc.ref, peer, 'invalid-cidr', `${where}.remappedPodCIDR ${JSON.stringify(side?.remappedPodCIDR ?? null)} is not a CIDR`);
-  }
+  const hubPrefix = strictCidr(side?.podCIDR, `${where}.podCIDR`);
+  if (typeof hubPrefix === 'string') return unusable(fcc.ref, peer, 'invalid-cidr', hubPrefix);
+  const shortcutPrefix = strictCidr(side?.remappedPodCIDR, `${where}.remappedPodCIDR`);
+  if (typeof shortcutPrefix === 'string') return unusable(fcc.ref, peer, 'invalid-cidr', shortcutPrefix);
   if (hubPrefix.family !== shortcutPrefix.family) {
     return unusable(fcc.ref, peer, 'family-mismatch', `${hubPrefix.text} is ${hubPrefix.family}, ${shortcutPrefix.text} is ${shortcutPrefix.family}`);
   }
@@ -200,8 +206,6 @@ export function evaluatePairs(
   }
   const all = [...distinct.values()];
   const sourceConflicts = overlapping(all, (pair) => pair.hubPrefix);
-  // Two pairs into one target would make one shortcut address stand for two hub addresses: not reversible.
-  const targetConflicts = overlapping(all, (pair) => pair.shortcutPrefix);
   const sources = new SourceIndex(all);
   const chains = new Map<ShortcutPair, ShortcutPair>();
   for (const pair of all) {
@@ -209,6 +213,9 @@ export function evaluatePairs(
     const other = sources.overlapping(pair.shortcutPrefix, pair);
     if (other !== undefined) chains.set(pair, other);
   }
+  // Two pairs left standing into one target would make one shortcut address stand for two hub addresses, which the
+  // original-addresses annotation cannot undo; a pair already out by the rules above takes no other pair down with it.
+  const targetConflicts = overlapping(all.filter((pair) => !sourceConflicts.has(pair) && !chains.has(pair)), (pair) => pair.shortcutPrefix);
   const states = first.map((entry): PairState => {
     if (!isCandidate(entry)) return entry;
     const { pair } = entry;
@@ -218,15 +225,15 @@ export function evaluatePairs(
       return unusable(pair.fcc, pair.peer, 'conflict',
         `source ${pair.hubPrefix.text} overlaps ${rival.hubPrefix.text} of ${rival.fcc}, which maps it elsewhere`);
     }
-    const twin = targetConflicts.get(merged);
-    if (twin !== undefined) {
-      return unusable(pair.fcc, pair.peer, 'conflict',
-        `target ${pair.shortcutPrefix.text} overlaps ${twin.shortcutPrefix.text} of ${twin.fcc}: one shortcut address would stand for two hub addresses`);
-    }
     const next = chains.get(merged);
     if (next !== undefined) {
       return unusable(pair.fcc, pair.peer, 'chain',
         `target ${pair.shortcutPrefix.text} overlaps source ${next.hubPrefix.text} of ${next.fcc}: rewritten addresses would be rewritten again`);
+    }
+    const twin = targetConflicts.get(merged);
+    if (twin !== undefined) {
+      return unusable(pair.fcc, pair.peer, 'conflict',
+        `target ${pair.shortcutPrefix.text} overlaps ${twin.shortcutPrefix.text} of ${twin.fcc}: one shortcut address would stand for two hub addresses`);
     }
     return { usable: true, fcc: pair.fcc, pair };
   });

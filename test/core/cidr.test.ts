@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { containsAddress, overlaps, parseCidr, remapAddress, type Cidr } from '../../src/core/cidr.ts';
+import { containsAddress, hasHostBits, overlaps, parseCidr, remapAddress, type Cidr } from '../../src/core/cidr.ts';
 import { ipv4, ipv6 } from '../../src/core/ip.ts';
 
 function cidr(text: string): Cidr {
@@ -20,6 +20,11 @@ const accepted: readonly [string, string][] = [
 ];
 for (const [text, canonical] of accepted) {
   test(`CIDR ${text} parses with host bits cleared to ${canonical}`, () => assert.equal(cidr(text).text, canonical));
+}
+
+for (const [text, expected] of [['10.63.0.0/16', false], ['10.63.1.7/16', true], ['10.0.0.1/32', false], ['0.0.0.0/0', false],
+  ['1.0.0.0/0', true], ['fd00::/64', false], ['FD00::/64', false], ['fd00::5/64', true], ['fd00:0:0:1::/63', true]] as const) {
+  test(`${text} ${expected ? 'has' : 'has no'} host bits set`, () => assert.equal(hasHostBits(text, cidr(text)), expected));
 }
 
 const refused = ['10.63.0.0', '10.63.0.0/33', '10.63.0.0/016', '10.63.0.0/-1', '10.63/16', '010.63.0.0/16',

@@ -33,6 +33,10 @@ const single: readonly [string, Parameters<typeof fcc>[0], string, string][] = [
   ['a missing remappedPodCIDR is an invalid CIDR', { aRemapped: null }, 'cluster2', 'invalid-cidr'],
   ['an octal-looking podCIDR is an invalid CIDR', { aPod: '010.63.0.0/16' }, 'cluster2', 'invalid-cidr'],
   ['a shortened podCIDR is an invalid CIDR', { aPod: '10.63/16' }, 'cluster2', 'invalid-cidr'],
+  ['a podCIDR with host bits set is an invalid CIDR', { aPod: '10.63.0.1/16' }, 'cluster2', 'invalid-cidr'],
+  ['a remappedPodCIDR with host bits set is an invalid CIDR', { aRemapped: '10.61.1.0/16' }, 'cluster2', 'invalid-cidr'],
+  ['an IPv6 podCIDR with host bits set is an invalid CIDR', { aPod: 'fd00::1/112', aRemapped: 'fd01::/112' }, 'cluster2', 'invalid-cidr'],
+  ['an IPv6 pair without host bits is usable, whatever the case of its hex digits', { aPod: 'FD00::/112', aRemapped: 'fd01::/112' }, 'cluster2', 'usable'],
   ['an IPv4 source with an IPv6 target is a family mismatch', { aRemapped: 'fd00::/112' }, 'cluster2', 'family-mismatch'],
   ['a /16 source with a /24 target would lose host bits', { aRemapped: '10.61.0.0/24' }, 'cluster2', 'prefix-mismatch'],
   ['a broken B side does not spoil the A side', { bPod: 'garbage' }, 'cluster2', 'usable'],
@@ -40,6 +44,12 @@ const single: readonly [string, Parameters<typeof fcc>[0], string, string][] = [
 for (const [name, spec, cluster, reason] of single) {
   test(name, () => assert.deepEqual(reasons(evaluatePairs([fcc(spec)], cluster).states), [reason]));
 }
+
+test('a CIDR with host bits set names the network it would have meant', () => {
+  const [state] = evaluatePairs([fcc({ aPod: '10.63.0.1/16' })], 'cluster2').states;
+  assert.ok(state && !state.usable);
+  assert.equal(state.detail, 'status.foreignClusterANetworking.podCIDR "10.63.0.1/16" has host bits set: the network is 10.63.0.0/16');
+});
 
 test('a peer whose Connection is not Connected is tunnel-down, and one without a Connection is left to the FCC', () => {
   const tunnels = new Map([['cluster3', 'Error'], ['cluster5', 'Connected']]);
@@ -125,6 +135,14 @@ test('two pairs into overlapping targets are both unusable: one shortcut address
     fcc({ b: 'cluster5', aPod: '10.65.0.0/16', aRemapped: '10.66.0.0/16' }),
   ], 'cluster2').states;
   assert.deepEqual(reasons(states), ['conflict', 'conflict', 'usable']);
+});
+
+test('a chain into an identity pair\'s space leaves the identity pair usable: only pairs left standing conflict by target', () => {
+  const states = evaluatePairs([
+    fcc({ b: 'cluster3', aPod: '10.50.0.0/16', aRemapped: '10.50.0.0/16' }),
+    fcc({ b: 'cluster4', aPod: '10.51.0.0/16', aRemapped: '10.50.0.0/16' }),
+  ], 'cluster2').states;
+  assert.deepEqual(reasons(states), ['usable', 'chain']);
 });
 
 test('a chain is found against conflicting pairs too, so resolving a conflict never uncovers one', () => {
