@@ -1,7 +1,7 @@
 // JSON Patch (RFC 6902) built straight from the rewrite's edits: no clone, no diff of whole objects.
 // Paths point into the object exactly as received, so everything the webhook does not know survives.
 import type { Json } from '../core/json.ts';
-import type { SliceRewrite } from '../core/rewrite.ts';
+import { editedAnnotations, type SliceRewrite } from '../core/rewrite.ts';
 
 export type PatchOperation =
   | { readonly op: 'add' | 'replace' | 'test'; readonly path: string; readonly value: Json }
@@ -22,6 +22,8 @@ function annotationOperations(rewrite: SliceRewrite): PatchOperation[] {
     for (const { key, value } of rewrite.annotations) if (value !== undefined) map[key] = value;
     return [{ op: 'add', path: '/metadata/annotations', value: map }];
   }
+  // The last of the map's keys removed: the map goes too, as applyRewrite has it.
+  if (editedAnnotations(rewrite) === undefined) return [{ op: 'remove', path: '/metadata/annotations' }];
   return rewrite.annotations.map(({ key, value }): PatchOperation => {
     const path = `/metadata/annotations/${escapePointer(key)}`;
     if (value === undefined) return { op: 'remove', path };

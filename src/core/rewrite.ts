@@ -290,11 +290,22 @@ export function applyRewrite(rewrite: SliceRewrite): JsonObject {
   }
   if (annotations.length > 0) {
     const metadata = slice.object.metadata;
-    const next: Record<string, Json> = { ...(slice.annotations ?? {}) };
-    for (const { key, value } of annotations) {
-      if (value === undefined) delete next[key]; else next[key] = value;
-    }
-    result.metadata = { ...(isObject(metadata) ? metadata : {}), annotations: next };
+    const copy: Record<string, Json> = { ...(isObject(metadata) ? metadata : {}) };
+    const next = editedAnnotations(rewrite);
+    if (next === undefined) delete copy.annotations; else copy.annotations = next;
+    result.metadata = copy;
   }
   return result;
+}
+
+/**
+ * The slice's annotations once the rewrite's edits are made; undefined when they leave none, so that a restore gives
+ * back a slice without the map, as it was before the first rewrite (and as the API server would store it).
+ */
+export function editedAnnotations(rewrite: SliceRewrite): JsonObject | undefined {
+  const next: Record<string, Json> = { ...(rewrite.slice.annotations ?? {}) };
+  for (const { key, value } of rewrite.annotations) {
+    if (value === undefined) delete next[key]; else next[key] = value;
+  }
+  return Object.keys(next).length === 0 ? undefined : next;
 }

@@ -96,6 +96,17 @@ test('with an empty view every rewritten address is restored to its hub address'
   }), { numRuns: RUNS });
 });
 
+test('a slice that carried no shortcut annotations is given back exactly as it was once the view is empty', () => {
+  const empty = snapshotOf([]);
+  const plain = fc.record({
+    addresses: fc.array(fc.array(address, { maxLength: 4 }), { maxLength: 6 }),
+    keep: fc.option(fc.string(), { nil: undefined }),
+  }).map(({ addresses, keep }): JsonObject => JSON.parse(JSON.stringify(sliceObject({ addresses, ...(keep === undefined ? {} : { annotations: { keep } }) }))));
+  fc.assert(fc.property(plain, snapshotArbitrary, (slice, snapshot) => {
+    assert.deepEqual(f(f(slice, snapshot), empty), slice);
+  }), { numRuns: RUNS });
+});
+
 test('the output keeps structure and every field but addresses and the two annotations', () => {
   fc.assert(fc.property(sliceArbitrary, snapshotArbitrary, (slice, snapshot) => {
     const out = f(slice, snapshot);

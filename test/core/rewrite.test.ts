@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { patchFor } from '../../src/admission/patch.ts';
 import { isSkip, type SliceSkip } from '../../src/core/endpoint-slice.ts';
 import type { Json, JsonObject } from '../../src/core/json.ts';
 import { applyRewrite, rewriteEndpointSlice, UNTOUCHED_REASONS, type AddressTrace, type SliceRewrite, type UntouchedReason } from '../../src/core/rewrite.ts';
@@ -83,7 +84,18 @@ test('restores the hub address when the shortcut disconnects, and removes both a
   const rewritten = output({ addresses: [['10.63.0.151', '10.200.0.1']] });
   const restored = applyRewrite(rewrite(rewritten, snapshotOf([fcc({ connected: false })])));
   assert.deepEqual(addressesOf(restored), ['10.63.0.151', '10.200.0.1']);
-  assert.deepEqual(annotationsOf(restored), {});
+  assert.equal(Object.hasOwn(restored.metadata as JsonObject, 'annotations'), false, 'the map goes with its last key');
+  assert.deepEqual(patchFor(rewrite(rewritten, snapshotOf([fcc({ connected: false })]))).slice(-1), [{ op: 'remove', path: '/metadata/annotations' }]);
+});
+
+test('a restore keeps the annotations map, and its place, when other annotations remain', () => {
+  const rewritten = output({ addresses: [['10.63.0.151']] });
+  const { annotations, ...rest } = rewritten.metadata as JsonObject;
+  // The map first: a copy that moved it to the end would show in the order of the keys.
+  const annotated: JsonObject = { ...rewritten, metadata: { annotations: { keep: 'me', ...(annotations as JsonObject) }, ...rest } };
+  const restored = applyRewrite(rewrite(annotated, snapshotOf([fcc({ connected: false })])));
+  assert.deepEqual(restored.metadata, { ...(annotated.metadata as JsonObject), annotations: { keep: 'me' } });
+  assert.deepEqual(Object.keys(restored.metadata as JsonObject), Object.keys(annotated.metadata as JsonObject));
 });
 
 test('restores the hub address when the FCC is deleted', () => {
