@@ -45,7 +45,7 @@ export const SERVE_FLAGS = {
   'shortcuts-namespace': { type: 'string', value: 'NS', help: 'watch ForeignClusterConnections in this namespace only (default: all)' },
   'no-controller': { type: 'boolean', help: 'do not reconcile stored slices when the shortcuts change' },
   'resync-interval': { type: 'string', value: 'DUR', help: 'periodic reconcile of stored slices, e.g. 30s, 10m, 1h; 0 turns it off (default 10m)' },
-  'stale-view-after': { type: 'string', value: 'DUR', help: 'not ready once every read of the FCCs has failed for this long, so reviews go to replicas with a live view; 0 turns it off (default 60s)' },
+  'stale-view-after': { type: 'string', value: 'DUR', help: 'not ready once every read of the FCCs (or of the --shortcuts files) has failed for this long, so reviews go to replicas with a live view; 0 turns it off (default 60s)' },
   'log-level': { type: 'string', value: 'L', help: `one of ${LOG_LEVELS.join(', ')} (default info)` },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 } as const satisfies FlagTable;
@@ -292,7 +292,9 @@ export interface ServeConfig {
  * of seconds) does not take every replica out at once, while a replica whose credentials were revoked leaves within
  * about a minute plus the readiness probe (5 s x 2). Failure is counted from the first failed attempt, not from the
  * last event: a quiet source is not stale; a silently dead stream counts from when the watchdog drops it (the watch
- * timeout plus 30 s), and the webhook's own 5 s timeout plays no part, a stale replica answers fast.
+ * timeout plus 30 s), and the webhook's own 5 s timeout plays no part, a stale replica answers fast. In file mode the
+ * same bound holds for the files: a broken edit or a path gone that is not fixed in time is a view that no longer
+ * follows its source too.
  */
 export const STALE_VIEW_AFTER_MS = 60_000;
 

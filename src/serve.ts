@@ -20,7 +20,7 @@ import { developmentTls } from './dev-tls.ts';
 import { buildInfo, userAgent } from './version.ts';
 import { CertificateWatcher, secureContextOptions } from './tls.ts';
 import { errorMessage } from './util/errors.ts';
-import type { SourceReport } from './server/debug-pairs.ts';
+import type { FailingReport, SourceReport } from './server/debug-pairs.ts';
 import type { ClusterShortcutSource } from './view/cluster-source.ts';
 import type { SourceFailure } from './view/list-watch.ts';
 import { FileShortcutSource } from './view/file-source.ts';
@@ -121,6 +121,11 @@ function staleTransitions(logger: Logger, onStale: () => void): (stale: SourceFa
   };
 }
 
+/** A source's failure as /debug/pairs shows it. */
+function failingReport(failure: SourceFailure | undefined): FailingReport | null {
+  return failure === undefined ? null : { since: new Date(failure.since).toISOString(), problem: failure.problem };
+}
+
 /** How often staleness is checked between readiness probes, so the transition is acted on when it happens. */
 const STALE_CHECK_MS = 1000;
 
@@ -212,9 +217,14 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
   const clusterMode = config.source === 'cluster' && shortcuts !== undefined;
   // Types only: the cluster-mode classes are imported where they are built, so file mode never loads the client.
   let source: ClusterShortcutSource | FileShortcutSource;
-  /** Whether the FCC source keeps failing (cluster mode; files are re-read and never stale). */
-  let failing: () => SourceFailure | undefined = () => undefined;
-  let sources: (() => readonly SourceReport[]) | undefined;
+  /**
+   * Whether the view's source keeps failing: every list and watch of the FCCs, or every read of the files (a path
+   * that cannot be read, a broken edit). Either way the view is the last good one, no longer following its source.
+   */
+  let failing: () => SourceFailure | undefined;
+  /** What the source reads, as the stale reason names it. */
+  let sourceName: string;
+  let sources: () => readonly SourceReport[];
   if (clusterMode) {
     const { ClusterShortcutSource } = await import('./view/cluster-source.ts');
     const clusterSource = new ClusterShortcutSource({
@@ -225,17 +235,18 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
     });
     source = clusterSource;
     failing = () => clusterSource.failing();
-    sources = () => {
-      const failure = clusterSource.failing();
-      return [
-        { cluster: 'shortcuts', credentials: shortcuts.status(),
-          failing: failure === undefined ? null : { since: new Date(failure.since).toISOString(), problem: failure.problem } },
-        ...(local !== undefined && local !== shortcuts ? [{ cluster: 'local', credentials: local.status(), failing: null }] : []),
-      ];
-    };
+    sourceName = 'the ForeignClusterConnections';
+    sources = () => [
+      { cluster: 'shortcuts', credentials: shortcuts.status(), failing: failingReport(clusterSource.failing()) },
+      ...(local !== undefined && local !== shortcuts ? [{ cluster: 'local', credentials: local.status(), failing: null }] : []),
+    ];
     logger.info({ from: shortcuts.origin, namespace: config.shortcutsNamespace ?? 'all' }, 'watching ForeignClusterConnections');
   } else {
-    source = new FileShortcutSource({ paths: { shortcuts: config.shortcuts, hub: config.hub }, store, logger });
+    const fileSource = new FileShortcutSource({ paths: { shortcuts: config.shortcuts, hub: config.hub }, store, logger });
+    source = fileSource;
+    failing = () => fileSource.failing();
+    sourceName = 'the shortcut files';
+    sources = () => [{ files: { shortcuts: config.shortcuts, hub: config.hub }, failing: failingReport(fileSource.failing()) }];
     logger.info({ paths: config.shortcuts, hub: config.hub }, 'reading ForeignClusterConnections from files');
   }
   let controller: SliceReconciler | undefined;
@@ -260,17 +271,23 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
   let stopping = false;
   let sendAway = () => {};
   const sayStale = staleTransitions(logger, () => sendAway());
-  /** The FCC source failing for longer than --stale-view-after (see STALE_VIEW_AFTER_MS for why that long). */
+  /** The view's source failing for longer than --stale-view-after (see STALE_VIEW_AFTER_MS for why that long). */
   const staleness = (): string[] => {
     const failure = failing();
     const stale = failure !== undefined && config.staleViewAfterMs > 0 && Date.now() - failure.since >= config.staleViewAfterMs ? failure : undefined;
     sayStale(stale);
     if (stale === undefined) return [];
     const seconds = Math.round((Date.now() - stale.since) / 1000);
-    return [`shortcut view stale: every read of the ForeignClusterConnections has failed for ${seconds} s (${stale.problem})`];
+    return [`shortcut view stale: every read of ${sourceName} has failed for ${seconds} s (${stale.problem})`];
+  };
+  /** Not synced, and why when the source has said (a path that is missing, a list refused): the log is not the only place. */
+  const notSynced = (): string[] => {
+    if (store.isSynced()) return [];
+    const failure = failing();
+    return [failure === undefined ? 'shortcut view not synced yet' : `shortcut view not synced yet: ${failure.problem}`];
   };
   const readiness = (): string[] => [
-    ...(store.isSynced() ? [] : ['shortcut view not synced yet']),
+    ...notSynced(),
     ...staleness(),
     ...(certificates.current() === undefined ? ['serving certificate not loaded'] : []),
     ...(stopping ? ['shutting down'] : []),
@@ -280,7 +297,7 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
   sendAway = () => drain.goAway();
   const staleCheck = setInterval(() => staleness(), STALE_CHECK_MS);
   staleCheck.unref();
-  const ops = buildOpsApp({ view: store, metrics, logger, readiness, clusterId: config.clusterId, ...(sources === undefined ? {} : { sources }) });
+  const ops = buildOpsApp({ view: store, metrics, logger, readiness, clusterId: config.clusterId, sources });
   const stopSignal = signalled();
   // Which flag to change when a port is taken: the message of EADDRINUSE alone names only the address.
   let listening = '--ops-port';

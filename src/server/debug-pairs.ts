@@ -16,14 +16,31 @@ export interface CredentialReport {
   readonly reloadProblem: string | null;
 }
 
+/** Every read of a source has failed since `since` (ISO time), the last one for `problem`. */
+export interface FailingReport {
+  readonly since: string;
+  readonly problem: string;
+}
+
 /** One cluster the view is read from (cluster mode): its credentials, and whether reading it keeps failing. */
-export interface SourceReport {
+export interface ClusterSourceReport {
   /** `shortcuts` (where the FCCs are read: the hub, or the local cluster) or `local` (the leaf's Liqo objects, the controller). */
   readonly cluster: string;
   readonly credentials: CredentialReport;
   /** Every read of the FCCs has failed since `since`; null while they answer, and for the local cluster. */
-  readonly failing: { readonly since: string; readonly problem: string } | null;
+  readonly failing: FailingReport | null;
 }
+
+/** The files the view is read from (file mode), and whether reading them keeps failing. */
+export interface FileSourceReport {
+  /** `--shortcuts` and `--hub` as given. */
+  readonly files: { readonly shortcuts: readonly string[]; readonly hub: readonly string[] };
+  /** Every read of the files has failed since `since` (unreadable, or not parsed); null while they read. */
+  readonly failing: FailingReport | null;
+}
+
+/** A source of the view: clusters (`cluster`) in cluster mode, files (`files`) in file mode. */
+export type SourceReport = ClusterSourceReport | FileSourceReport;
 
 export interface DebugPairs {
   readonly version: number;
@@ -49,7 +66,10 @@ export interface DebugPairs {
       configuration: string; peer: string | null; ownPodCIDRs: readonly string[]; peerPodCIDRs: readonly string[]; peerExternalCIDRs: readonly string[];
     }[];
   };
-  /** The clusters read and their credentials: when they were reloaded, whether the API refuses them; empty in file mode. */
+  /**
+   * What the view is read from and whether reading it keeps failing: the clusters and their credentials (when they
+   * were reloaded, whether the API refuses them), or the files.
+   */
   readonly sources: readonly SourceReport[];
 }
 

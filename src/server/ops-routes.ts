@@ -16,7 +16,7 @@ export interface OpsRouteOptions {
   readonly metrics: Metrics;
   readonly readiness: Readiness;
   readonly clusterId: string | undefined;
-  /** The clusters read (cluster mode), for /debug/pairs. */
+  /** The clusters or files read, for /debug/pairs. */
   readonly sources?: () => readonly SourceReport[];
 }
 
