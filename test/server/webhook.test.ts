@@ -219,9 +219,13 @@ test('a change of annotations alone is patched too: an identity pair is flagged,
     const flagged = await post1(identity.url, identity.certs.ca, JSON.stringify(reviewObject(sliceObject({ addresses: [['10.70.0.5']] }))));
     assert.deepEqual(decodePatch(flagged.body),
       [{ op: 'add', path: '/metadata/annotations', value: { 'liqo.io/shortcut-addresses': '10.70.0.5' } }]);
-    const stale = sliceObject({ addresses: [['10.200.0.1']], annotations: { 'liqo.io/shortcut-addresses': '10.200.0.1' } });
+    const stale = sliceObject({ addresses: [['10.200.0.1']], annotations: { 'liqo.io/shortcut-addresses': '10.200.0.1', keep: 'me' } });
     const cleared = await post1(identity.url, identity.certs.ca, JSON.stringify(reviewObject(stale, { operation: 'UPDATE', oldObject: stale })));
     assert.deepEqual(decodePatch(cleared.body), [{ op: 'remove', path: '/metadata/annotations/liqo.io~1shortcut-addresses' }]);
+    // The flag was the only annotation: the map goes with it.
+    const alone = sliceObject({ addresses: [['10.200.0.1']], annotations: { 'liqo.io/shortcut-addresses': '10.200.0.1' } });
+    const emptied = await post1(identity.url, identity.certs.ca, JSON.stringify(reviewObject(alone, { operation: 'UPDATE', oldObject: alone })));
+    assert.deepEqual(decodePatch(emptied.body), [{ op: 'remove', path: '/metadata/annotations' }]);
   } finally {
     await identity.close();
   }
