@@ -35,7 +35,12 @@ export const STOCK_REASONS: readonly StockReason[] = ['hub-external', 'no-hub-ip
 /** The pod an endpoint names (`targetRef` of kind RemotePod: the hub pod's name and namespace). */
 export interface PodRef {
   readonly name: string;
-  readonly namespace: string;
+  /** Undefined where the targetRef names no namespace: the name alone must then match. */
+  readonly namespace: string | undefined;
+}
+
+function names(pod: PodRef, ip: HubIp): boolean {
+  return ip.podName === pod.name && (pod.namespace === undefined || ip.podNamespace === pod.namespace);
 }
 
 /** What `explain` shows of a resolution: the hub IP, the peer and the leaf Configuration used. */
@@ -209,12 +214,23 @@ function familyResolver<V extends number | bigint>(options: {
         seen = { leafCluster, allocated, decisions: candidates.map((ip) => ({ ip, resolution: fromIp(ip, leafCluster) })) };
         decided.set(value, seen);
       }
-      for (const { ip, resolution } of seen.decisions) {
-        if (pod === undefined || (ip.podName === pod.name && ip.podNamespace === pod.namespace)) return resolution;
-      }
       const at = text(seen.allocated);
+      const held = seen.decisions.map((d) => d.ip.ref).join(', ');
+      if (pod === undefined) {
+        const [only, ...others] = seen.decisions;
+        if (only !== undefined && others.length === 0) return only.resolution;
+        // Without a pod to tell them apart, two IPs at one address (a reallocation half done) could be either pod.
+        const detail = only === undefined ? `no IP of ${hubId} is allocated at ${at}`
+          : `${hubId} has ${seen.decisions.length} IPs at ${at} (${held}) and the endpoint names no pod to choose between them`;
+        return { resolved: false, reason: 'no-hub-ip', detail };
+      }
+      const matching = seen.decisions.filter(({ ip }) => names(pod, ip));
+      const [only, ...others] = matching;
+      if (only !== undefined && others.length === 0) return only.resolution;
+      const named = pod.namespace === undefined ? pod.name : `${pod.namespace}/${pod.name}`;
       const detail = seen.decisions.length === 0 ? `no IP of ${hubId} is allocated at ${at}`
-        : `${hubId}'s IP at ${at} is ${seen.decisions.map((d) => d.ip.ref).join(', ')}, not the endpoint's pod ${pod?.namespace}/${pod?.name}`;
+        : only === undefined ? `${hubId}'s IP at ${at} is ${held}, not the endpoint's pod ${named}`
+          : `${hubId} has ${matching.length} IPs at ${at} for a pod named ${named} (${matching.map((d) => d.ip.ref).join(', ')}) and the endpoint names no namespace to choose between them`;
       return { resolved: false, reason: 'no-hub-ip', detail };
     },
   };
@@ -261,11 +277,14 @@ export interface DirectNetwork {
 
 /** Step 4's condition: a Configuration for the peer and at least one Connection to it, all of them Connected. */
 function directNetworkTo(peer: string, leaf: LeafNetwork): DirectNetwork {
+  // Connections that exist but are not all Connected say more than a missing Configuration: the tunnel is down.
+  const tunnel = leaf.tunnels.get(peer);
+  if (tunnel !== undefined && tunnel !== TUNNEL_CONNECTED) {
+    return { peer, state: 'tunnel-down', detail: `the leaf's Liqo Connection to ${peer} is ${tunnel || 'without status'}, not Connected` };
+  }
   const configurations = leaf.configurationsOf(peer);
   if (configurations.length === 0) return { peer, state: 'no-shortcut', detail: `this leaf has no Liqo Configuration for ${peer}` };
-  const tunnel = leaf.tunnels.get(peer);
   if (tunnel === undefined) return { peer, state: 'no-shortcut', detail: `this leaf has no Liqo Connection to ${peer}` };
-  if (tunnel !== TUNNEL_CONNECTED) return { peer, state: 'tunnel-down', detail: `the leaf's Liqo Connection to ${peer} is ${tunnel || 'without status'}, not Connected` };
   return { peer, state: 'direct', detail: `through ${configurations.map((c) => c.ref).join(', ')}` };
 }
 

@@ -153,13 +153,17 @@ interface FamilyContext<V extends number | bigint> {
   readonly resolver: FamilyResolver<V>;
 }
 
-/** The hub pod an endpoint names (`targetRef`: Liqo's RemotePod keeps the hub pod's name and namespace). */
+/**
+ * The hub pod an endpoint names (`targetRef`: Liqo's RemotePod keeps the hub pod's name and namespace). A name without
+ * a namespace still narrows the choice: it must never be read as "any pod".
+ */
 function podOf(endpoint: JsonObject): PodRef | undefined {
   const ref = Object.hasOwn(endpoint, 'targetRef') ? endpoint.targetRef : undefined;
   if (!isObject(ref)) return undefined;
   const name = field(ref, 'name');
   const namespace = field(ref, 'namespace');
-  return typeof name === 'string' && name !== '' && typeof namespace === 'string' && namespace !== '' ? { name, namespace } : undefined;
+  if (typeof name !== 'string' || name === '') return undefined;
+  return { name, namespace: typeof namespace === 'string' && namespace !== '' ? namespace : undefined };
 }
 
 function noneUntouched(): Record<UntouchedReason, number> {

@@ -130,6 +130,31 @@ test('an endpoint without a targetRef takes the IP at the address', () => {
   assert.deepEqual(addressesOf(applyRewrite(rewrite({ ...object, endpoints }, world()))), [['10.61.0.151']]);
 });
 
+const withTargetRef = (targetRef: JsonObject | undefined): JsonObject => {
+  const object = sliceObject({ addresses: [['10.71.0.12']] });
+  const endpoints = (object.endpoints as JsonObject[]).map(({ targetRef: _, ...rest }) => (targetRef === undefined ? rest : { ...rest, targetRef }));
+  return { ...object, endpoints };
+};
+
+test('two IPs at one address and no targetRef to choose between them: the address stays (no-hub-ip), never the first found', () => {
+  const twice = world({ ips: [hubIpObject({ pod: 'old', ip: '10.63.0.7', allocated: '10.70.0.12' }), web0] });
+  const { untouched, trace } = untouchedBy(twice, withTargetRef(undefined));
+  assert.deepEqual(untouched, [['no-hub-ip', 1]]);
+  assert.match(trace?.stock?.detail ?? '', /cluster1 has 2 IPs at 10\.70\.0\.12 \(demo\/old, demo\/web-0\) and the endpoint names no pod/);
+});
+
+test('a targetRef with a name and no namespace still names the pod: another pod\'s IP is never taken', () => {
+  const byName = { kind: 'RemotePod', name: 'web-0' };
+  assert.deepEqual(addressesOf(applyRewrite(rewrite(withTargetRef(byName), world()))), [['10.61.0.151']]);
+  const reallocated = world({ ips: [hubIpObject({ pod: 'web-9', ip: '10.63.0.99', allocated: '10.70.0.12' })] });
+  const { untouched, trace } = untouchedBy(reallocated, withTargetRef(byName));
+  assert.deepEqual(untouched, [['no-hub-ip', 1]]);
+  assert.match(trace?.stock?.detail ?? '', /demo\/web-9, not the endpoint's pod web-0$/);
+  // The name alone matching in two namespaces: either could be meant.
+  const twoNamespaces = world({ ips: [hubIpObject({ pod: 'web-0', namespace: 'other', ip: '10.63.0.7' }), web0] });
+  assert.deepEqual(untouchedBy(twoNamespaces, withTargetRef(byName)).untouched, [['no-hub-ip', 1]]);
+});
+
 test('a pod the hub sees in no peer\'s pod CIDR (a hub pod) stays: no-peer', () => {
   const { untouched, trace } = untouchedBy(world({ ips: [hubIpObject({ pod: 'web-0', ip: '10.200.0.5' })] }));
   assert.deepEqual(untouched, [['no-peer', 1]]);
@@ -155,6 +180,8 @@ test('without a Configuration for the pod\'s cluster there is no direct network:
 test('with Connections of which one is not Connected the address stays: tunnel-down', () => {
   assert.deepEqual(untouchedBy(world({ tunnel: ['Connected', 'Connecting'] })).untouched, [['tunnel-down', 1]]);
   assert.deepEqual(untouchedBy(world({ tunnel: ['Error'] })).untouched, [['tunnel-down', 1]]);
+  // Connections that are down say more than a Configuration not there (yet): tunnel-down either way.
+  assert.deepEqual(untouchedBy(world({ tunnel: ['Connecting'], leafToPeer: false })).untouched, [['tunnel-down', 1]]);
 });
 
 test('a pod address the leaf\'s Configuration for the peer does not map stays: no-shortcut', () => {
