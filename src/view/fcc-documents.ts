@@ -40,14 +40,29 @@ function objectsOf(documents: readonly Document[], visit: (kind: Kind | undefine
     if (isConnectionObject(value)) return visit('connection', value, name);
     if (isConfigurationObject(value)) return visit('configuration', value, name);
     if (isHubIpObject(value)) return visit('ip', value, name);
-    const items = isObject(value) && (stringField(value, 'kind') ?? '').endsWith('List') ? field(value, 'items') : undefined;
-    if (isArray(items)) {
-      items.forEach((item, i) => take(item, `${name}/items/${i}`));
+    const listKind = isObject(value) ? stringField(value, 'kind') ?? '' : '';
+    const items = isObject(value) && listKind.endsWith('List') ? field(value, 'items') : undefined;
+    if (isObject(value) && isArray(items)) {
+      items.forEach((item, i) => take(typedItem(value, listKind, item), `${name}/items/${i}`));
       return;
     }
     visit(undefined, value, name);
   };
   for (const document of documents) take(document.value, document.name);
+}
+
+/**
+ * An item of a typed list (`IPList`, as the API itself answers a list) names neither its apiVersion nor its kind: the
+ * list's say what it is. Items of a plain `List` (kubectl's) name their own, and what an item names is kept.
+ */
+function typedItem(list: JsonObject, listKind: string, item: unknown): unknown {
+  if (listKind === 'List' || !isObject(item)) return item;
+  const apiVersion = stringField(list, 'apiVersion');
+  return {
+    ...(apiVersion === undefined || Object.hasOwn(item, 'apiVersion') ? {} : { apiVersion }),
+    ...(Object.hasOwn(item, 'kind') ? {} : { kind: listKind.slice(0, -'List'.length) }),
+    ...item,
+  };
 }
 
 function kindOf(value: unknown): string {
