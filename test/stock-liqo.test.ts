@@ -4,11 +4,11 @@
 // (The same path against real kube-apiservers, Liqo's CRDs and Liqo's own writer: test/e2e.)
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { configurationObject, connectionObject, hubIpObject, sliceObject } from './support/builders.ts';
+import { configurationObject, connectionObject, fccObject, hubIpObject, sliceObject } from './support/builders.ts';
 import { makeCerts } from './support/certs.ts';
-import { LIQO_IPS, startKubeApiServer } from './support/kube-api-server.ts';
+import { DEFAULT_RESOURCES, FOREIGN_CLUSTER_CONNECTIONS, LIQO_IPS, startKubeApiServer } from './support/kube-api-server.ts';
 import { startServer, type RunningServer } from './support/process.ts';
-import { apiCallingWebhook, debugPairs, killServer, logRecords, metricValue, opsGet, storedAddresses } from './support/serve-cluster.ts';
+import { apiCallingWebhook, debugPairs, killServer, logRecords, metricValue, opsGet, storedAddresses, usablePairs } from './support/serve-cluster.ts';
 import { waitFor } from './support/wait-for.ts';
 
 const certs = makeCerts();
@@ -87,6 +87,43 @@ test('a hub that serves no Liqo IPs leaves its addresses hub-external, says why 
     const said = logRecords(server).filter((r) => String(r.msg).includes('IPAM objects cannot be read'));
     assert.equal(said.length, 1, JSON.stringify(said));
     assert.deepEqual((await debugPairs(server)).hub, { known: false, why: 'the hub serves no ips.ipam.liqo.io' });
+  } finally {
+    await killServer(server);
+    await leaf.api.close();
+    await hub.close();
+  }
+});
+
+test('a stock hub without the FCC CRD: no FCCs, said once; the replica is ready and resolves, and FCCs count once the CRD arrives', async () => {
+  const leaf = await apiCallingWebhook(certs.ca);
+  // Upstream Liqo alone: the hub serves Liqo's IPs and Configurations, and no ForeignClusterConnections at all.
+  const hub = await startKubeApiServer({ resources: [...DEFAULT_RESOURCES.filter((r) => r !== FOREIGN_CLUSTER_CONNECTIONS), LIQO_IPS] });
+  let server: RunningServer | undefined;
+  try {
+    await leaf.api.create(configurationObject({ peer: 'cluster1' }));
+    await leaf.api.create(configurationObject({ peer: 'cluster3', remotePod: '10.60.0.0/16', remotePodView: '10.61.0.0/16', remoteExternalView: '10.72.0.0/16' }));
+    await leaf.api.create(connectionObject('cluster3', 'Connected'));
+    await hub.create(configurationObject({ peer: 'cluster3', remotePod: '10.60.0.0/16', remotePodView: '10.63.0.0/16' }));
+    await hub.create(hubIpObject({ pod: 'web-0', ip: '10.63.0.151', allocated: '10.70.0.12' }));
+    server = await startServer([...tls, '--kubeconfig', await leaf.api.kubeconfig(), '--shortcuts-kubeconfig', await hub.kubeconfig(),
+      '--cluster-id', 'cluster2', '--resync-interval', '0']);
+    leaf.callWebhookOf(server);
+    const running = server;
+    const readyz = await waitFor(async () => {
+      const answer = await opsGet(running, '/readyz');
+      return answer.status === 200 ? answer : undefined;
+    }, { timeoutMs: LONG, description: '/readyz ready without FCCs' });
+    assert.doesNotMatch(readyz.text, /stale|not synced/);
+    await leaf.api.create(sliceObject({ name: 'web', addresses: [['10.71.0.12']] }));
+    assert.equal(storedAddresses(leaf.api, 'web'), '[["10.61.0.151"]]');
+    const said = logRecords(running).filter((r) => String(r.msg).includes('no ForeignClusterConnections to read'));
+    assert.equal(said.length, 1, JSON.stringify(said));
+
+    // The shortcut operator is installed later: its FCCs are read without a restart.
+    hub.registerResource(FOREIGN_CLUSTER_CONNECTIONS);
+    await hub.create(fccObject({ aPod: '10.64.0.0/16', aRemapped: '10.65.0.0/16' }));
+    // Looked for at the list backoff's pace (doubling up to 30 s, jittered): the wait allows two of its longest steps.
+    await waitFor(async () => (await usablePairs(running)).length === 1, { timeoutMs: 65_000, description: 'the FCC is read once its CRD is there' });
   } finally {
     await killServer(server);
     await leaf.api.close();

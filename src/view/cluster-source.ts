@@ -57,6 +57,7 @@ export class ClusterShortcutSource {
       ...(options.watchTimeoutSeconds === undefined ? {} : { watchTimeoutSeconds: options.watchTimeoutSeconds }),
       ...(options.onRestart === undefined ? {} : { onRestart: options.onRestart }),
     };
+    let noFccCrd = false;
     this.fccs = new ListWatch({
       ...common,
       name: FCC_PLURAL,
@@ -66,8 +67,23 @@ export class ClusterShortcutSource {
         ? await fccApi.listClusterCustomObject({ group: FCC_GROUP, version: FCC_VERSION, plural: FCC_PLURAL })
         : await fccApi.listNamespacedCustomObject({ group: FCC_GROUP, version: FCC_VERSION, namespace, plural: FCC_PLURAL })),
       keep: keepObject,
-      onChange: (objects) => store.publishFccs(this.decoded(objects)),
+      onChange: (objects) => {
+        noFccCrd = false;
+        store.publishFccs(this.decoded(objects));
+      },
       onFresh: () => store.confirm(),
+      // A stock Liqo hub has no FCC CRD until a shortcut operator is installed: no FCCs, which is a state of the view
+      // (the stock path needs none), not a failing source. Looked for again at the backoff's pace. A 403 stays a
+      // failure: the hub reader's rules grant FCCs, so a refusal is a deployment to fix.
+      onListError: (status) => {
+        if (status !== 404) return 'unexpected';
+        if (!noFccCrd) {
+          noFccCrd = true;
+          logger.info({ status, resource: FCC_PLURAL }, 'no ForeignClusterConnections to read on this cluster (their CRD is not installed): only the stock-Liqo path can rewrite');
+          store.publishFccs([]);
+        }
+        return 'expected';
+      },
     });
     this.hub = options.hubConfig === undefined ? undefined : new HubIpamSource({ ...common, store, config: options.hubConfig });
     const { localConfig } = options;
