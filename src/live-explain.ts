@@ -102,6 +102,8 @@ export async function runExplain(config: ExplainConfig, io: Io, env: NodeJS.Proc
   const source = new ClusterShortcutSource({
     store, logger: createLogger('warn', textLog(io.stderr)), shortcutsConfig: shortcuts.config, namespace: config.shortcutsNamespace,
     localConfig: local.config,
+    // As serve: FCCs read on the hub mean the hub's IPAM objects are read there too (the stock-Liqo path).
+    hubConfig: config.shortcutsKubeconfig === undefined ? undefined : shortcuts.config,
   });
   let timer: NodeJS.Timeout | undefined;
   try {
