@@ -1,9 +1,10 @@
 // `shortcut-webhook explain`: the --explain tables for slices stored in a cluster, from serve's own view of it.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { configurationObject, connectionObject, fccObject, hubIpObject, sliceObject } from './support/builders.ts';
+import { connectionObject, fccObject, sliceObject } from './support/builders.ts';
 import { DEFAULT_RESOURCES, FOREIGN_CLUSTER_CONNECTIONS, LIQO_IPS, startKubeApiServer, type KubeApiServer } from './support/kube-api-server.ts';
 import { runCli } from './support/run-cli.ts';
+import { createStockWorld } from './support/stock-world.ts';
 
 let server: KubeApiServer;
 let kubeconfig: string;
@@ -88,12 +89,8 @@ test('with --shortcuts-kubeconfig the hub\'s IPAM objects are read too, as serve
   const leaf = await startKubeApiServer();
   const hub = await startKubeApiServer({ resources: [...DEFAULT_RESOURCES.filter((r) => r !== FOREIGN_CLUSTER_CONNECTIONS), LIQO_IPS] });
   try {
-    await leaf.create(configurationObject({ peer: 'cluster1' }));
-    await leaf.create(configurationObject({ peer: 'cluster3', remotePod: '10.60.0.0/16', remotePodView: '10.61.0.0/16', remoteExternalView: '10.72.0.0/16' }));
-    await leaf.create(connectionObject('cluster3', 'Connected'));
+    await createStockWorld(leaf, hub);
     await leaf.create(sliceObject({ name: 'web', addresses: [['10.71.0.12']] }));
-    await hub.create(configurationObject({ peer: 'cluster3', remotePod: '10.60.0.0/16', remotePodView: '10.63.0.0/16' }));
-    await hub.create(hubIpObject({ pod: 'web-0', ip: '10.63.0.151', allocated: '10.70.0.12' }));
     const run = await runCli(['explain', '-n', 'demo', 'web', '--kubeconfig', await leaf.kubeconfig(), '--shortcuts-kubeconfig', await hub.kubeconfig(), '-o', 'json']);
     assert.equal(run.code, 0, run.stderr);
     const { slices: [slice] } = JSON.parse(run.stdout) as { slices: { addresses: { input: string; output: string; reason: string; hubIp: string | null }[] }[] };

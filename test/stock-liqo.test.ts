@@ -9,6 +9,7 @@ import { makeCerts } from './support/certs.ts';
 import { DEFAULT_RESOURCES, FOREIGN_CLUSTER_CONNECTIONS, LIQO_IPS, startKubeApiServer } from './support/kube-api-server.ts';
 import { startServer, type RunningServer } from './support/process.ts';
 import { apiCallingWebhook, debugPairs, killServer, logRecords, metricValue, opsGet, storedAddresses, usablePairs } from './support/serve-cluster.ts';
+import { createStockWorld } from './support/stock-world.ts';
 import { waitFor } from './support/wait-for.ts';
 
 const certs = makeCerts();
@@ -21,14 +22,7 @@ test('behind a stock hub, addresses its IPAM allocated are resolved to the pod\'
   hub.registerResource(LIQO_IPS);
   let server: RunningServer | undefined;
   try {
-    // The leaf: its Configurations for the hub (external 10.70/16 seen at 10.71/16) and for cluster3 (pods 10.60/16
-    // seen at 10.61/16), and a Connected tunnel to cluster3. The hub: where it sees cluster3's pods (10.63/16), and
-    // the IP it allocated to pod demo/web-0.
-    await leaf.api.create(configurationObject({ peer: 'cluster1' }));
-    await leaf.api.create(configurationObject({ peer: 'cluster3', remotePod: '10.60.0.0/16', remotePodView: '10.61.0.0/16', remoteExternalView: '10.72.0.0/16' }));
-    await leaf.api.create(connectionObject('cluster3', 'Connected'));
-    await hub.create(configurationObject({ peer: 'cluster3', remotePod: '10.60.0.0/16', remotePodView: '10.63.0.0/16' }));
-    await hub.create(hubIpObject({ pod: 'web-0', ip: '10.63.0.151', allocated: '10.70.0.12' }));
+    await createStockWorld(leaf.api, hub);
     await leaf.api.create(sliceObject({ name: 'stored-before', addresses: [['10.71.0.12']] }));
 
     server = await startServer([...tls, '--kubeconfig', await leaf.api.kubeconfig(), '--shortcuts-kubeconfig', await hub.kubeconfig(),
@@ -100,11 +94,7 @@ test('a stock hub without the FCC CRD: no FCCs, said once; the replica is ready 
   const hub = await startKubeApiServer({ resources: [...DEFAULT_RESOURCES.filter((r) => r !== FOREIGN_CLUSTER_CONNECTIONS), LIQO_IPS] });
   let server: RunningServer | undefined;
   try {
-    await leaf.api.create(configurationObject({ peer: 'cluster1' }));
-    await leaf.api.create(configurationObject({ peer: 'cluster3', remotePod: '10.60.0.0/16', remotePodView: '10.61.0.0/16', remoteExternalView: '10.72.0.0/16' }));
-    await leaf.api.create(connectionObject('cluster3', 'Connected'));
-    await hub.create(configurationObject({ peer: 'cluster3', remotePod: '10.60.0.0/16', remotePodView: '10.63.0.0/16' }));
-    await hub.create(hubIpObject({ pod: 'web-0', ip: '10.63.0.151', allocated: '10.70.0.12' }));
+    await createStockWorld(leaf.api, hub);
     server = await startServer([...tls, '--kubeconfig', await leaf.api.kubeconfig(), '--shortcuts-kubeconfig', await hub.kubeconfig(),
       '--cluster-id', 'cluster2', '--resync-interval', '0']);
     leaf.callWebhookOf(server);
