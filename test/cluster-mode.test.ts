@@ -47,16 +47,18 @@ test('watches FCCs through the API, rewrites writes through HTTPS, and converges
     const metrics = await waitFor(async () => {
       const text = await (await fetch(`${ops}/metrics`)).text();
       return /shortcut_webhook_slices_reconciled_total\{result="patched"\} [3-9]/.test(text) ? text : undefined;
-    }, { description: 'three stored slices patched: one on start-up, two after the disconnect' });
+    }, { timeoutMs: 15_000, description: 'three stored slices patched: one on start-up, two after the disconnect' });
     assert.match(metrics, /shortcut_webhook_pairs\{state="not-connected"\} 1/);
     const lease = api.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'shortcut-webhook', name: 'shortcut-webhook-controller' });
     assert.equal((lease?.spec as { holderIdentity?: string }).holderIdentity, 'webhook-0');
 
     assert.match(metrics, /shortcut_webhook_view_watch_restarts_total 0\n/, 'the first watches are no restarts');
-    // Two watches on this API (FCCs and Connections): one drop of both is exactly two restarts.
+    // Two watches on this API (FCCs and Connections): one drop of both is exactly two restarts. The same 15 s as the
+    // waits above: the child re-watches at once, but with four CPU burners beside the suite this took 2.6 s of the
+    // default 5 s.
     api.dropWatches();
     await waitFor(async () => /shortcut_webhook_view_watch_restarts_total 2\n/.test(await (await fetch(`${ops}/metrics`)).text()),
-      { description: 'the two dropped watches are counted as two restarts' });
+      { timeoutMs: 15_000, description: 'the two dropped watches are counted as two restarts' });
 
     const writes = api.requests.filter((r) => r.method === 'PATCH').length;
     webhook.child.kill('SIGTERM');

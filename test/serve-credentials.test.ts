@@ -73,7 +73,13 @@ test('a replica whose hub refuses it for longer than --stale-view-after is not r
     hub.setToken('nobody-has-this');
     hub.dropWatches();
     await waitFor(async () => (await sources(running))[0]?.credentials.refused?.status === 401, { timeoutMs: 15_000, description: 'the 401 is reported' });
-    assert.equal((await opsGet(running, '/readyz')).status, 200, 'a failure shorter than the bound keeps the replica in');
+    // The replica counts from its first refused read, which comes after `revoked`: an answer the test has in hand less
+    // than the bound after `revoked` was given before the bound had passed there, and must be 200. On a loaded machine
+    // the 401 can be seen only after the bound has passed, and then a 503 is the right answer.
+    const early = await opsGet(running, '/readyz');
+    const earlyAfter = Date.now() - revoked;
+    assert.ok(early.status === 200 || earlyAfter >= 2000,
+      `a failure shorter than the bound keeps the replica in (HTTP ${early.status} ${earlyAfter} ms after the hub refused)`);
     const readyz = await waitFor(async () => {
       const answer = await opsGet(running, '/readyz');
       return answer.status === 503 ? answer : undefined;

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fccObject, sliceObject, type SliceSpec } from '../support/builders.ts';
 import { makeCerts, type TestCerts } from '../support/certs.ts';
-import { freePort } from '../support/free-port.ts';
+import { freePortOutsideEphemeralRange } from '../support/free-port.ts';
 import { exitWithin, startServer, type RunningServer } from '../support/process.ts';
 import { secretVolume, servedFingerprint } from '../support/secret-volume.ts';
 import { debugPairs, killServer, logRecords, metricValue, opsGet, usablePairs } from '../support/serve-cluster.ts';
@@ -165,7 +165,8 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
     hubAdmin = hub.admin;
     process.stdout.write(`# kube-apiserver ${kubernetesVersion()}: hub ready ${hub.startupMs} ms, leaf ready ${leaf.startupMs} ms after start (certificates and etcd included)\n`);
     canary = await startCanary(admin, certs('canary'));
-    webhookPort = await freePort();
+    // In the webhook configuration for the whole file, bound again on a restart: a port no listen on 0 can be handed.
+    webhookPort = await freePortOutsideEphemeralRange();
     serving = certs();
     const volumeParent = mkdtempSync(join(tmpdir(), 'shortcut-e2e-tls-'));
     made.push(volumeParent);
