@@ -131,10 +131,9 @@ function moveHolding<V extends number | bigint>(list: readonly Move<V>[], value:
 /**
  * Moves by source block, for a lookup that does not grow with the number of peers (a hub with 50 peers has 50 pod
  * blocks): one table per prefix length in use, longest first, probed with the address masked to that length. The
- * first move listed for a block wins, as in a scan.
+ * first move listed for a block wins, as in a scan. Whatever the number of peers, one rule: Liqo never nests them.
  */
 function moveIndex<V extends number | bigint>(codec: AddressCodec<V>, list: readonly Move<V>[]): (value: V) => Move<V> | undefined {
-  if (list.length <= 2) return (value) => moveHolding(list, value);
   const byLength = new Map<number, Map<V, Move<V>>>();
   for (const move of list) {
     let table = byLength.get(move.from.prefixLength);
