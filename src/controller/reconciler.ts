@@ -151,6 +151,12 @@ export class SliceReconciler {
   }
 
   private async pass(): Promise<void> {
+    // Whatever asked for it (the Lease won, a resync, a retry): before the first sync the view is empty, and a pass
+    // would restore every stored shortcut. The first sync triggers a pass of its own.
+    if (!this.options.view.isSynced()) {
+      this.options.logger.info('the view is not synced yet: no pass');
+      return;
+    }
     if (this.options.isLeader !== undefined && !this.options.isLeader()) {
       this.options.logger.debug('not the leader: another replica reconciles');
       return;
@@ -178,14 +184,16 @@ export class SliceReconciler {
     }
     // One decision per pass, so the delay grows while passes keep failing (a write refused 403 on every pass would
     // otherwise relist everything twice a second) and starts over after a clean one.
-    if (results.error > 0) this.retryLater();
+    // A slice still in conflict after its retries was written by someone else meanwhile: plan it again soon, not at
+    // the next resync (10 minutes by default).
+    if (results.error > 0 || results.conflict > 0) this.retryLater();
     else this.backoff.reset();
     this.options.logger.info({ listed, ...results }, 'reconcile pass done');
   }
 
   private retryLater(): void {
     const delay = this.backoff.next();
-    this.options.logger.warn({ delayMs: Math.round(delay) }, 'reconcile pass had errors, next pass after a delay');
+    this.options.logger.warn({ delayMs: Math.round(delay) }, 'reconcile pass had errors or conflicts, next pass after a delay');
     setTimeout(() => this.trigger('retry after errors', 0), delay).unref();
   }
 

@@ -23,6 +23,8 @@ interface Context {
   passes(): readonly PassRecord[];
   /** The delays the controller announced before retrying a pass that had errors. */
   retryDelays(): readonly number[];
+  /** How many log records have this message. */
+  said(msg: string): number;
   patches(name?: string): number;
   addresses(name: string): unknown;
   annotations(name: string): Record<string, string>;
@@ -33,13 +35,13 @@ const SLICE = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', namesp
 async function withController(
   slices: readonly SliceSpec[], fccs: readonly ForeignClusterConnection[], run: (context: Context) => Promise<void>,
   options: { pageSize?: number; maxWritesPerSecond?: number; backoff?: { initialMs: number; maxMs: number }; resyncIntervalMs?: number;
-    mutate?: (store: SnapshotStore) => MutateHook } = {},
+    mutate?: (store: SnapshotStore) => MutateHook; unsynced?: boolean } = {},
 ): Promise<void> {
-  const { mutate = webhookHook, ...reconcilerOptions } = options;
+  const { mutate = webhookHook, unsynced = false, ...reconcilerOptions } = options;
   const store = new SnapshotStore();
   const server = await startKubeApiServer({ mutate: mutate(store) });
   for (const spec of slices) await server.create(sliceObject(spec));
-  store.publishFccs(fccs);
+  if (!unsynced) store.publishFccs(fccs);
   const config = new KubeConfig();
   config.loadFromFile(await server.kubeconfig());
   const metrics = new Metrics();
@@ -52,7 +54,8 @@ async function withController(
   const context: Context = {
     server, store, reconciler, metrics,
     passes,
-    retryDelays: () => records.filter((r) => r.msg === 'reconcile pass had errors, next pass after a delay').map((r) => Number(r.delayMs)),
+    retryDelays: () => records.filter((r) => r.msg === 'reconcile pass had errors or conflicts, next pass after a delay').map((r) => Number(r.delayMs)),
+    said: (msg) => records.filter((r) => r.msg === msg).length,
     patches: (name) => server.requests.filter((r) => r.method === 'PATCH' && (name === undefined || r.path.endsWith(`/${name}`))).length,
     addresses: (name) => (get(name)?.endpoints as { addresses: string[] }[]).map((e) => e.addresses),
     annotations: (name) => (get(name)?.metadata?.annotations ?? {}) as Record<string, string>,
@@ -135,6 +138,30 @@ test('a conflict is retried with a fresh read', async () => {
     // The write lands before the pass counts it: wait for the count rather than read it at once.
     await waitFor(async () => /slices_reconciled_total\{result="patched"\} 1/.test(await metrics.registry.metrics()));
   });
+});
+
+test('a slice still in conflict after its retries is planned again soon, not at the next resync', async () => {
+  await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc({ connected: false })], async ({ passes, server, store, addresses }) => {
+    await waitFor(() => passes().length >= 1);
+    server.failNext({ method: 'PATCH', pathIncludes: '/web', count: 3 }, 409);
+    store.publishFccs([fcc()]);
+    await waitFor(() => passes().some((p) => p.conflict > 0), { description: 'a pass that ended in conflict' });
+    await waitFor(() => JSON.stringify(addresses('web')) === '[["10.61.0.7"]]', { description: 'converged by a retry, with no resync' });
+  });
+});
+
+test('before the first sync no pass runs, whatever asks for one: an empty view would restore every stored shortcut', async () => {
+  const rewritten = { name: 'web', addresses: [['10.61.0.7']], annotations: { 'liqo.io/shortcut-addresses': '10.61.0.7', 'liqo.io/shortcut-original-addresses': '{"10.61.0.7":"10.63.0.7"}' } };
+  await withController([rewritten], [], async ({ passes, server, store, reconciler, addresses, said }) => {
+    reconciler.trigger('became the leader', 0);
+    await waitFor(() => said('the view is not synced yet: no pass') >= 1, { description: 'the pass declined' });
+    assert.equal(passes().length, 0);
+    assert.equal(server.requests.filter((r) => r.method === 'PATCH').length, 0);
+    assert.deepEqual(addresses('web'), [['10.61.0.7']]);
+    store.publishFccs([fcc()]);
+    await waitFor(() => passes().length >= 1, { description: 'the first sync makes a pass' });
+    assert.deepEqual(addresses('web'), [['10.61.0.7']], 'the shortcut in use is kept');
+  }, { unsynced: true });
 });
 
 test('a planned patch carries a resourceVersion test, so it never lands on a slice changed since', async () => {

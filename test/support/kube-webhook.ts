@@ -9,7 +9,8 @@ import type { MutateHook } from './kube-api-server.ts';
 
 export function webhookHook(view: ShortcutView, clusterId?: string): MutateHook {
   return (object, context) => {
-    if (context.resource.plural !== 'endpointslices') return object;
+    // As the admission route: before the first sync the answer is no patch, never a rewrite against an empty view.
+    if (context.resource.plural !== 'endpointslices' || !view.isSynced()) return object;
     const decoded = decodeReview({
       apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
       request: { uid: 'test', kind: { group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice' }, operation: context.operation, object },
