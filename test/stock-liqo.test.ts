@@ -114,6 +114,13 @@ test('a stock hub without the FCC CRD: no FCCs, said once; the replica is ready 
     await hub.create(fccObject({ aPod: '10.64.0.0/16', aRemapped: '10.65.0.0/16' }));
     // Looked for at the list backoff's pace (doubling up to 30 s, jittered): the wait allows two of its longest steps.
     await waitFor(async () => (await usablePairs(running)).length === 1, { timeoutMs: 65_000, description: 'the FCC is read once its CRD is there' });
+
+    // The CRD is deleted again under the open watch: no FCCs, still ready (a watch's 404 lists again, and the list
+    // says the CRD is gone), not a source failing for good.
+    hub.unregisterResource({ apiVersion: 'networking.liqo.io/v1beta1', kind: 'ForeignClusterConnection' });
+    await waitFor(async () => (await usablePairs(running)).length === 0, { timeoutMs: LONG, description: 'no FCCs once the CRD is gone' });
+    assert.equal((await opsGet(running, '/readyz')).status, 200);
+    assert.equal(logRecords(running).filter((r) => String(r.msg).includes('no ForeignClusterConnections to read')).length, 2, 'said again');
   } finally {
     await killServer(server);
     await leaf.api.close();

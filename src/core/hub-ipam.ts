@@ -40,7 +40,9 @@ export function isHubIpObject(value: unknown): value is JsonObject {
  */
 export function decodeHubIp(object: JsonObject, fallbackName = ''): HubIp | undefined {
   const podName = labelOf(object, POD_NAME_LABEL);
-  const podNamespace = labelOf(object, POD_NAMESPACE_LABEL);
+  // The IP lives in its pod's namespace: without the namespace label, that namespace still names the pod's.
+  const metadata = objectAt(object, 'metadata');
+  const podNamespace = labelOf(object, POD_NAMESPACE_LABEL) ?? (metadata && stringField(metadata, 'namespace'));
   const spec = objectAt(object, 'spec');
   const status = objectAt(object, 'status');
   const podText = spec && stringField(spec, 'ip');

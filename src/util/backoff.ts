@@ -6,6 +6,12 @@ export interface BackoffOptions {
 
 export const DEFAULT_BACKOFF: BackoffOptions = { initialMs: 500, maxMs: 30_000 };
 
+/**
+ * An optional resource that is absent (404) or refused (403) is looked for again at this pace: a cheap list, so within
+ * half a minute of a CRD installed or a role granted, without asking twice a second while it is not.
+ */
+export const OPTIONAL_RESOURCE_BACKOFF: BackoffOptions = { initialMs: 5000, maxMs: 30_000 };
+
 export class Backoff {
   private attempt = 0;
 

@@ -6,7 +6,7 @@ import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { decodeFcc, FCC_GROUP, FCC_PLURAL, FCC_VERSION, type ForeignClusterConnection } from '../core/fcc.ts';
 import { isObject } from '../core/json.ts';
 import { CONFIGURATION_PLURAL, CONNECTION_PLURAL, decodeConfiguration, tunnelStates, type LiqoConfiguration } from '../core/leaf-views.ts';
-import type { BackoffOptions } from '../util/backoff.ts';
+import { OPTIONAL_RESOURCE_BACKOFF, type BackoffOptions } from '../util/backoff.ts';
 import type { Logger } from '../log.ts';
 import { readListPage } from '../kube/client.ts';
 import { keepObject, ListWatch, type SourceFailure } from './list-watch.ts';
@@ -128,7 +128,7 @@ export class ClusterShortcutSource {
           return 'expected';
         },
         // An absent CRD is the normal case on some leaves: look again now and then, not in a tight loop.
-        backoff: options.backoff ?? { initialMs: 5000, maxMs: 300_000 },
+        backoff: options.backoff ?? OPTIONAL_RESOURCE_BACKOFF,
       });
     });
   }

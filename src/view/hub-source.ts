@@ -9,7 +9,7 @@ import { isObject } from '../core/json.ts';
 import { CONFIGURATION_PLURAL, decodeConfiguration, type LiqoConfiguration } from '../core/leaf-views.ts';
 import { readListPage } from '../kube/client.ts';
 import type { Logger } from '../log.ts';
-import type { BackoffOptions } from '../util/backoff.ts';
+import { OPTIONAL_RESOURCE_BACKOFF, type BackoffOptions } from '../util/backoff.ts';
 import { ListWatch } from './list-watch.ts';
 import type { SnapshotStore } from './shortcut-view.ts';
 
@@ -41,7 +41,7 @@ export class HubIpamSource {
       ...(options.onRestart === undefined ? {} : { onRestart: options.onRestart }),
       ...(options.watchTimeoutSeconds === undefined ? {} : { watchTimeoutSeconds: options.watchTimeoutSeconds }),
       // An absent CRD or a refused list is a state of the hub, not an outage: look again now and then.
-      backoff: options.backoff ?? { initialMs: 5000, maxMs: 300_000 },
+      backoff: options.backoff ?? OPTIONAL_RESOURCE_BACKOFF,
     };
     const missing = (resource: string, set: (why: string) => void) => (status: number | undefined): 'expected' | 'unexpected' => {
       if (status !== 404 && status !== 403) return 'unexpected';

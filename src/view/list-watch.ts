@@ -233,7 +233,9 @@ export class ListWatch<T> {
       }
       if (end.kind === 'error') {
         const status = httpStatus(end.error);
-        if (status === 410) { needList = true; continue; }
+        // 410: the history we would resume from is compacted. 404: the resource itself went (a CRD deleted): only a
+        // list says what that means to the owner (for an optional resource, nothing to read, not a failure).
+        if (status === 410 || status === 404) { needList = true; continue; }
         this.refused(end.error, 'watch');
         this.problem(describeError(end.error), { during: 'watch' });
         await this.sleep(this.backoff.next());

@@ -34,11 +34,20 @@ test('an offloaded pod\'s IP decodes to its ref, pod, and both addresses', () =>
   assert.deepEqual(ip6, { ref: 'shop/web-1', podName: 'web-1', podNamespace: 'shop', family: 'IPv6', pod: 0xfd630000000000000000000000000097n, allocated: 0xfd70000000000000000000000000000cn });
 });
 
-test('an IP without both pod labels is not an offloaded pod\'s: not decoded', () => {
+test('an IP without the pod-name label is not an offloaded pod\'s: not decoded', () => {
   const withLabels = (labels: JsonObject): JsonObject => ({ ...web0, metadata: { ...(web0.metadata as JsonObject), labels } });
   assert.equal(decodeHubIp(withLabels({})), undefined);
-  assert.equal(decodeHubIp(withLabels({ 'offloading.liqo.io/pod-name': 'web-0' })), undefined);
   assert.equal(decodeHubIp(withLabels({ 'offloading.liqo.io/pod-namespace': 'demo' })), undefined);
+});
+
+test('an IP with the pod-name label and no pod-namespace label names a pod of its own namespace; without either, none', () => {
+  const withLabels = (labels: JsonObject, namespace?: string): JsonObject => {
+    const { namespace: _, ...rest } = web0.metadata as JsonObject;
+    return { ...web0, metadata: { ...rest, labels, ...(namespace === undefined ? {} : { namespace }) } };
+  };
+  assert.equal(decodeHubIp(withLabels({ 'offloading.liqo.io/pod-name': 'web-0' }, 'shop'))?.podNamespace, 'shop');
+  assert.equal(decodeHubIp(withLabels({ 'offloading.liqo.io/pod-name': 'web-0', 'offloading.liqo.io/pod-namespace': 'demo' }, 'shop'))?.podNamespace, 'demo');
+  assert.equal(decodeHubIp(withLabels({ 'offloading.liqo.io/pod-name': 'web-0' })), undefined);
 });
 
 test('an IP without spec.ip or status.ip is not decoded, and reading it does not throw', () => {
