@@ -2,7 +2,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ReviewOutcome } from './admission/responses.ts';
 import { UNUSABLE_REASONS, type PairState } from './core/pairs.ts';
-import { UNTOUCHED_REASONS } from './core/rewrite.ts';
+import { UNTOUCHED_REASONS, type AddressEdit } from './core/rewrite.ts';
 import type { BuildInfo } from './version.ts';
 
 /** Every value of the pairs{state} label: a series for each exists from the start, at zero. */
@@ -47,10 +47,10 @@ export class Metrics {
     registers: [this.registry],
   });
   readonly addressesRewritten = new Counter({
-    name: `${PREFIX}addresses_rewritten_total`, help: 'Addresses moved into a shortcut prefix by admission patches.', registers: [this.registry],
+    name: `${PREFIX}addresses_rewritten_total`, help: 'Addresses moved into the shortcut space by admission patches and by the controller\'s patches.', registers: [this.registry],
   });
   readonly addressesRestored = new Counter({
-    name: `${PREFIX}addresses_restored_total`, help: 'Addresses restored to their hub address by admission patches.', registers: [this.registry],
+    name: `${PREFIX}addresses_restored_total`, help: 'Addresses restored to their hub address by admission patches and by the controller\'s patches.', registers: [this.registry],
   });
   /**
    * Beyond the metrics the contract lists: why reviewed addresses were left exactly as they came (neither changed
@@ -115,11 +115,18 @@ export class Metrics {
     if (outcome.kind !== 'patched' && outcome.kind !== 'unchanged') return;
     const { untouched } = outcome.rewrite;
     for (const reason of UNTOUCHED_REASONS) if (untouched[reason] > 0) this.addressesUntouched.inc({ reason }, untouched[reason]);
-    if (outcome.kind !== 'patched') return;
+    if (outcome.kind === 'patched') this.observeEdits(outcome.rewrite.edits);
+  }
+
+  /**
+   * Addresses a patch moved, whoever wrote it: an admission answer, or the controller's patch of a stored slice (which
+   * the webhook then sees already in step, so it is counted here, once).
+   */
+  observeEdits(edits: readonly AddressEdit[]): void {
     let rewritten = 0;
-    for (const edit of outcome.rewrite.edits) if (edit.kind === 'rewritten') rewritten++;
+    for (const edit of edits) if (edit.kind === 'rewritten') rewritten++;
     if (rewritten > 0) this.addressesRewritten.inc(rewritten);
-    const restored = outcome.rewrite.edits.length - rewritten;
+    const restored = edits.length - rewritten;
     if (restored > 0) this.addressesRestored.inc(restored);
   }
 

@@ -225,6 +225,7 @@ export class SliceReconciler {
         JSON_PATCH);
       this.options.logger.info({ slice: namespacedName(ref.namespace, ref.name),
         changes: describeEdits(ref.rewrite.edits) }, 'stored slice patched');
+      this.options.metrics.observeEdits(ref.rewrite.edits);
       return 'patched';
     } catch (error) {
       const status = httpStatus(error);

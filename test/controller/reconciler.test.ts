@@ -140,6 +140,20 @@ test('a conflict is retried with a fresh read', async () => {
   });
 });
 
+test('addresses the controller moves are counted as rewritten and restored, as the webhook counts its own', async () => {
+  await withController([{ name: 'web', addresses: [['10.63.0.7', '10.63.0.8']] }], [fcc({ connected: false })], async ({ passes, store, addresses, metrics }) => {
+    await waitFor(() => passes().length >= 1);
+    const counted = async (name: string) => Number(new RegExp(`^shortcut_webhook_${name} (\\d+)$`, 'm').exec(await metrics.registry.metrics())?.[1]);
+    assert.equal(await counted('addresses_rewritten_total'), 0);
+    store.publishFccs([fcc()]);
+    await waitFor(() => JSON.stringify(addresses('web')) === '[["10.61.0.7","10.61.0.8"]]');
+    await waitFor(async () => (await counted('addresses_rewritten_total')) === 2, { description: 'two rewritten' });
+    store.publishFccs([fcc({ connected: false })]);
+    await waitFor(async () => (await counted('addresses_restored_total')) === 2, { description: 'two restored' });
+    assert.equal(await counted('addresses_rewritten_total'), 2);
+  });
+});
+
 test('a slice still in conflict after its retries is planned again soon, not at the next resync', async () => {
   await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc({ connected: false })], async ({ passes, server, store, addresses }) => {
     await waitFor(() => passes().length >= 1);
