@@ -45,7 +45,7 @@ export const SERVE_FLAGS = {
   'shortcuts-namespace': { type: 'string', value: 'NS', help: 'watch ForeignClusterConnections in this namespace only (default: all)' },
   'no-controller': { type: 'boolean', help: 'do not reconcile stored slices when the shortcuts change' },
   'resync-interval': { type: 'string', value: 'DUR', help: 'periodic reconcile of stored slices, e.g. 30s, 10m, 1h; 0 turns it off (default 10m)' },
-  'stale-view-after': { type: 'string', value: 'DUR', help: 'not ready once every read of the FCCs (or of the --shortcuts files) has failed for this long, so reviews go to replicas with a live view; 0 turns it off (default 60s)' },
+  'stale-view-after': { type: 'string', value: 'DUR', help: 'not ready once every read of a view source (the FCCs, the leaf\'s or the hub\'s Liqo objects, or the --shortcuts files) has failed for this long, so reviews go to replicas with a live view; 0 turns it off (default 60s)' },
   'log-level': { type: 'string', value: 'L', help: `one of ${LOG_LEVELS.join(', ')} (default info)` },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 } as const satisfies FlagTable;

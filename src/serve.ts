@@ -237,8 +237,8 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
     failing = () => clusterSource.failing();
     sourceName = 'the ForeignClusterConnections';
     sources = () => [
-      { cluster: 'shortcuts', credentials: shortcuts.status(), failing: failingReport(clusterSource.failing()) },
-      ...(local !== undefined && local !== shortcuts ? [{ cluster: 'local', credentials: local.status(), failing: null }] : []),
+      { cluster: 'shortcuts', credentials: shortcuts.status(), failing: failingReport(clusterSource.failingOn('shortcuts')) },
+      ...(local !== undefined && local !== shortcuts ? [{ cluster: 'local', credentials: local.status(), failing: failingReport(clusterSource.failingOn('local')) }] : []),
     ];
     logger.info({ from: shortcuts.origin, namespace: config.shortcutsNamespace ?? 'all' }, 'watching ForeignClusterConnections');
   } else {
@@ -278,7 +278,7 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
     sayStale(stale);
     if (stale === undefined) return [];
     const seconds = Math.round((Date.now() - stale.since) / 1000);
-    return [`shortcut view stale: every read of ${sourceName} has failed for ${seconds} s (${stale.problem})`];
+    return [`shortcut view stale: every read of ${stale.source ?? sourceName} has failed for ${seconds} s (${stale.problem})`];
   };
   /** Not synced, and why when the source has said (a path that is missing, a list refused): the log is not the only place. */
   const notSynced = (): string[] => {

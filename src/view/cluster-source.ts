@@ -9,7 +9,7 @@ import { CONFIGURATION_PLURAL, CONNECTION_PLURAL, decodeConfiguration, tunnelSta
 import { OPTIONAL_RESOURCE_BACKOFF, type BackoffOptions } from '../util/backoff.ts';
 import type { Logger } from '../log.ts';
 import { readListPage } from '../kube/client.ts';
-import { keepObject, ListWatch, type SourceFailure } from './list-watch.ts';
+import { earliestFailure, keepObject, ListWatch, type SourceFailure } from './list-watch.ts';
 import { HubIpamSource } from './hub-source.ts';
 import type { SnapshotStore } from './shortcut-view.ts';
 
@@ -167,11 +167,22 @@ export class ClusterShortcutSource {
   }
 
   /**
-   * Whether the FCCs, the one source the view cannot do without, have been failing, since when and why. The leaf's
-   * Liqo resources are optional: absent or forbidden, they are said once and do not count.
+   * Whether a part of the view has been failing, since when and why: the FCCs, the leaf's Liqo resources, the hub's
+   * IPAM. A resource absent or forbidden (404, 403) is optional and never counts; an API that keeps failing does, as
+   * the view no longer follows what it reads there.
    */
   failing(): SourceFailure | undefined {
-    return this.fccs.failing();
+    return this.failingOn('shortcuts') ?? this.failingOn('local');
+  }
+
+  /**
+   * The same, for what is read on one cluster: the FCCs (said first when they fail: the one part no view does
+   * without) and the hub's IPAM, or the local cluster's Liqo resources.
+   */
+  failingOn(cluster: 'shortcuts' | 'local'): SourceFailure | undefined {
+    if (cluster === 'local') return earliestFailure(this.leafWatches.map((watch) => ({ source: `the leaf's ${watch.name}`, failure: watch.failing() })));
+    const fccs = this.fccs.failing();
+    return fccs === undefined ? this.hub?.failing() : { ...fccs, source: 'the ForeignClusterConnections' };
   }
 
   async stop(): Promise<void> {

@@ -10,7 +10,7 @@ import { CONFIGURATION_PLURAL, decodeConfiguration, type LiqoConfiguration } fro
 import { readListPage } from '../kube/client.ts';
 import type { Logger } from '../log.ts';
 import { OPTIONAL_RESOURCE_BACKOFF, type BackoffOptions } from '../util/backoff.ts';
-import { ListWatch } from './list-watch.ts';
+import { earliestFailure, ListWatch, type SourceFailure } from './list-watch.ts';
 import type { SnapshotStore } from './shortcut-view.ts';
 
 export interface HubSourceOptions {
@@ -104,6 +104,11 @@ export class HubIpamSource {
 
   start(): void {
     for (const watch of this.watches) watch.start();
+  }
+
+  /** Since when a list or watch of the hub's IPs or Configurations keeps failing unexpectedly (not a 404 or 403). */
+  failing(): SourceFailure | undefined {
+    return earliestFailure(this.watches.map((watch) => ({ source: `the ${watch.name}`, failure: watch.failing() })));
   }
 
   /** Resolves after each resource was listed, or failed, once. */

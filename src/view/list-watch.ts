@@ -56,6 +56,17 @@ export interface SourceFailure {
   readonly since: number;
   /** The last failure, in words. */
   readonly problem: string;
+  /** What was being read, where a source reads several things ("the leaf's configurations"); the source's own name else. */
+  readonly source?: string;
+}
+
+/** The failure that started first, named: a source fails as long as any part it cannot do without keeps failing. */
+export function earliestFailure(parts: readonly { readonly source: string; readonly failure: SourceFailure | undefined }[]): SourceFailure | undefined {
+  let earliest: SourceFailure | undefined;
+  for (const { source, failure } of parts) {
+    if (failure !== undefined && (earliest === undefined || failure.since < earliest.since)) earliest = { ...failure, source: failure.source ?? source };
+  }
+  return earliest;
 }
 
 type WatchEnd =
@@ -124,6 +135,11 @@ export class ListWatch<T> {
    */
   failing(): SourceFailure | undefined {
     return this.failure;
+  }
+
+  /** The resource it reads, as messages name it (`ips`, `configurations`). */
+  get name(): string {
+    return this.options.name;
   }
 
   /** Resolves after the first list has succeeded or failed once. */
