@@ -127,3 +127,29 @@ test('a stock hub without the FCC CRD: no FCCs, said once; the replica is ready 
     await hub.close();
   }
 });
+
+test('a hub whose first IP list fails by chance (a 500): the first view waits for the retry, so a stored resolved slice is never restored and resolved again', async () => {
+  const leaf = await apiCallingWebhook(certs.ca);
+  const hub = await startKubeApiServer();
+  hub.registerResource(LIQO_IPS);
+  let server: RunningServer | undefined;
+  try {
+    await createStockWorld(leaf.api, hub);
+    await leaf.api.create(sliceObject({ name: 'resolved', addresses: [['10.61.0.151']], annotations: {
+      'liqo.io/shortcut-addresses': '10.61.0.151', 'liqo.io/shortcut-original-addresses': '{"10.61.0.151":"10.71.0.12"}' } }));
+    hub.failNext({ method: 'GET', pathIncludes: '/ips', count: 1 }, 500);
+    server = await startServer([...tls, '--kubeconfig', await leaf.api.kubeconfig(), '--shortcuts-kubeconfig', await hub.kubeconfig(),
+      '--cluster-id', 'cluster2', '--resync-interval', '0']);
+    leaf.callWebhookOf(server);
+    const running = server;
+    await waitFor(async () => (await metricValue(running, 'shortcut_webhook_slices_reconciled_total{result="unchanged"}')) >= 1,
+      { timeoutMs: LONG, description: 'the first pass found the slice in step' });
+    assert.equal(leaf.api.requests.filter((r) => r.method === 'PATCH').length, 0, 'no restore, no second rewrite');
+    assert.equal(storedAddresses(leaf.api, 'resolved'), '[["10.61.0.151"]]');
+    assert.equal(await metricValue(running, 'shortcut_webhook_hub_ips'), 1);
+  } finally {
+    await killServer(server);
+    await leaf.api.close();
+    await hub.close();
+  }
+});

@@ -26,6 +26,8 @@ export interface ClusterSourceOptions {
   readonly onRestart?: () => void;
   readonly backoff?: BackoffOptions;
   readonly watchTimeoutSeconds?: number;
+  /** How long the FCCs wait at start for the optional parts' first lists to settle (default 10 s). */
+  readonly startupPatienceMs?: number;
 }
 
 /** A Liqo resource of the leaf that may not be served there (no Liqo networking, or no right to read it). */
@@ -45,7 +47,10 @@ export class ClusterShortcutSource {
   /** By object: a watch event replaces one object, so only that one is decoded again, not all 10,000. */
   private readonly decodedFccs = new WeakMap<object, ForeignClusterConnection>();
 
+  private readonly startupPatienceMs: number;
+
   constructor(options: ClusterSourceOptions) {
+    this.startupPatienceMs = options.startupPatienceMs ?? 10_000;
     const { namespace, logger, store } = options;
     const fccApi = options.shortcutsConfig.makeApiClient(CustomObjectsApi);
     const fccPath = namespace === undefined
@@ -162,7 +167,17 @@ export class ClusterShortcutSource {
   async start(): Promise<void> {
     for (const watch of this.leafWatches) watch.start();
     this.hub?.start();
-    await Promise.all([...this.leafWatches.map((watch) => watch.attempted()), this.hub?.attempted()]);
+    // A first list that failed by chance (a 500) is tried again after its backoff: wait for that too, a while, so the
+    // first view does not lack the hub's IPAM or the leaf's tunnels and flip stored slices twice. A source down for
+    // longer is the stale-view bound's business, not a reason to keep the FCCs waiting.
+    const optional = [...this.leafWatches, ...(this.hub === undefined ? [] : [this.hub])];
+    await Promise.all(optional.map((part) => part.attempted()));
+    let patience: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(optional.map((part) => part.settled())),
+      new Promise<void>((resolve) => { patience = setTimeout(resolve, this.startupPatienceMs); }),
+    ]);
+    clearTimeout(patience);
     this.fccs.start();
   }
 

@@ -116,6 +116,11 @@ export class HubIpamSource {
     await Promise.all(this.watches.map((watch) => watch.attempted()));
   }
 
+  /** Resolves once each resource was listed, or found absent or forbidden. */
+  async settled(): Promise<void> {
+    await Promise.all(this.watches.map((watch) => watch.settled()));
+  }
+
   async stop(): Promise<void> {
     await Promise.all(this.watches.map((watch) => watch.stop()));
   }

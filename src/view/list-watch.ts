@@ -110,6 +110,8 @@ export class ListWatch<T> {
   private running: Promise<void> | undefined;
   private firstAttempt: Promise<void>;
   private firstAttemptDone: () => void = () => {};
+  private firstSettled: Promise<void>;
+  private firstSettledDone: () => void = () => {};
   private failure: SourceFailure | undefined;
   /** Set by a credentials reload, taken by the watch it ends (or by the next one to open). */
   private credentialsChanged = false;
@@ -119,6 +121,7 @@ export class ListWatch<T> {
   constructor(private readonly options: ListWatchOptions<T>) {
     this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
     this.firstAttempt = new Promise((resolve) => { this.firstAttemptDone = resolve; });
+    this.firstSettled = new Promise((resolve) => { this.firstSettledDone = resolve; });
     this.now = options.now ?? Date.now;
   }
 
@@ -145,6 +148,11 @@ export class ListWatch<T> {
   /** Resolves after the first list has succeeded or failed once. */
   attempted(): Promise<void> {
     return this.firstAttempt;
+  }
+
+  /** Resolves once a list has said what there is: it succeeded, or failed as the owner expects (none to read). */
+  settled(): Promise<void> {
+    return this.firstSettled;
   }
 
   async stop(): Promise<void> {
@@ -222,11 +230,14 @@ export class ListWatch<T> {
           this.recovered();
           this.options.onChange(this.objects);
           this.options.onFresh?.();
+          this.firstSettledDone();
         } catch (error) {
           // A failure the owner expects (a CRD this cluster does not have) is its to report, not a problem to warn of.
           if (this.options.onListError?.(httpStatus(error)) !== 'expected') {
             this.refused(error, 'list');
             this.problem(describeError(error), { during: 'list' });
+          } else {
+            this.firstSettledDone();
           }
           this.firstAttemptDone();
           await this.sleep(this.backoff.next());
