@@ -1,10 +1,16 @@
-// Which clusters count as local: the configured one, else every cluster an FCC names (each slice carries its own).
+// Which clusters count as local: the configured one, else every cluster an FCC names (each slice carries its own)
+// that is not one of this leaf's peers.
 import type { PairState } from './pairs.ts';
 import type { Snapshot } from './snapshot.ts';
 
-/** The clusters whose view matters: the configured one, else every cluster an FCC names (slices carry the ID). */
+/**
+ * The clusters whose view matters: the configured one, else every cluster an FCC names (slices carry the ID), less
+ * those the leaf's own Liqo has a Configuration for: a leaf keeps one per peer and none for itself, so the far side of
+ * each of its shortcuts is not counted (in `pairs{state}`, `/debug/pairs`) as if it were this cluster.
+ */
 export function localClusters(snapshot: Snapshot, clusterId: string | undefined): readonly string[] {
-  return clusterId !== undefined ? [clusterId] : snapshot.clusterIds;
+  if (clusterId !== undefined) return [clusterId];
+  return snapshot.clusterIds.filter((id) => snapshot.views.configurationsOf(id).length === 0);
 }
 
 export interface StatesScope {

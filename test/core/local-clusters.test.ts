@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { localClusters, localStates, statesOf, viewNotes } from '../../src/core/local-clusters.ts';
 import { byRef, namespacedName, refOf } from '../../src/core/object-name.ts';
-import { fcc, snapshotOf } from '../support/builders.ts';
+import { decodeConfiguration } from '../../src/core/leaf-views.ts';
+import { buildSnapshot } from '../../src/core/snapshot.ts';
+import { configurationObject, fcc, snapshotOf } from '../support/builders.ts';
 
 const snapshot = snapshotOf([fcc(), fcc({ name: 'other', a: 'cluster4', b: 'cluster5' })]);
 const describe = (states: readonly { fcc: string; usable: boolean }[]) => states.map((s) => `${s.fcc}:${s.usable ? 'usable' : 'unusable'}`);
@@ -19,6 +21,14 @@ test('without --cluster-id every cluster an FCC names is local, each with only i
   assert.deepEqual(describe(statesOf(snapshot, { cluster: 'cluster4', configured: undefined })), ['liqo/other:usable']);
   assert.deepEqual(describe(localStates(snapshot, undefined)),
     ['liqo/cluster2-cluster3:usable', 'liqo/cluster2-cluster3:usable', 'liqo/other:usable', 'liqo/other:usable']);
+});
+
+test('without --cluster-id the leaf\'s peers (a Configuration each) are not local: one connected FCC counts once', () => {
+  const peers = buildSnapshot({ version: 1, fccs: snapshot.fccs, configurations: [configurationObject({ peer: 'cluster3' }), configurationObject({ peer: 'cluster5' })].map((c) => decodeConfiguration(c)) });
+  assert.deepEqual(localClusters(peers, undefined), ['cluster2', 'cluster4']);
+  assert.deepEqual(describe(localStates(peers, undefined)), ['liqo/cluster2-cluster3:usable', 'liqo/other:usable']);
+  // --cluster-id still names the local cluster whatever the Configurations say.
+  assert.deepEqual(localClusters(peers, 'cluster3'), ['cluster3']);
 });
 
 test('an object is namespace/name, or its name alone when cluster-scoped', () => {
