@@ -154,6 +154,18 @@ const NO_IPS: readonly HubIp[] = Object.freeze([]);
 
 const INACTIVE: FamilyResolver<never> = Object.freeze({ active: false, resolve: () => undefined });
 
+/** What steps 2 to 4 decide for each hub IP at one address, kept per snapshot by the address as the leaf sees it. */
+interface Decision<V extends number | bigint> {
+  readonly ip: HubIp;
+  readonly resolution: Resolution<V>;
+}
+
+interface Seen<V extends number | bigint> {
+  readonly leafCluster: string;
+  readonly allocated: V;
+  readonly decisions: readonly Decision<V>[];
+}
+
 function familyResolver<V extends number | bigint>(options: {
   readonly access: FamilyAccess<V>;
   readonly hubId: string;
@@ -192,9 +204,7 @@ function familyResolver<V extends number | bigint>(options: {
     return entry;
   };
   /** By the address as the leaf sees it: bounded by the leaf's view of the hub's external CIDR. */
-  const decided = new Map<V, {
-    readonly leafCluster: string; readonly allocated: V; readonly decisions: readonly { readonly ip: HubIp; readonly resolution: Resolution<V> }[];
-  }>();
+  const decided = new Map<V, Seen<V>>();
   return {
     active: true,
     resolve(value, pod, leafCluster) {
@@ -213,26 +223,31 @@ function familyResolver<V extends number | bigint>(options: {
         seen = { leafCluster, allocated, decisions: candidates.map((ip) => ({ ip, resolution: fromIp(ip, leafCluster) })) };
         decided.set(value, seen);
       }
-      const at = text(seen.allocated);
-      const held = seen.decisions.map((d) => d.ip.ref).join(', ');
-      if (pod === undefined) {
-        const [only, ...others] = seen.decisions;
-        if (only !== undefined && others.length === 0) return only.resolution;
-        // Without a pod to tell them apart, two IPs at one address (a reallocation half done) could be either pod.
-        const detail = only === undefined ? `no IP of ${hubId} is allocated at ${at}`
-          : `${hubId} has ${seen.decisions.length} IPs at ${at} (${held}) and the endpoint names no pod to choose between them`;
-        return { resolved: false, reason: 'no-hub-ip', detail };
+      // The one decision whose IP the endpoint's pod names (any, without a targetRef); none when zero or several do.
+      let found: Decision<V> | undefined;
+      let matches = 0;
+      for (const decision of seen.decisions) {
+        if (pod !== undefined && !names(pod, decision.ip)) continue;
+        found = decision;
+        matches++;
       }
-      const matching = seen.decisions.filter(({ ip }) => names(pod, ip));
-      const [only, ...others] = matching;
-      if (only !== undefined && others.length === 0) return only.resolution;
-      const named = pod.namespace === undefined ? pod.name : `${pod.namespace}/${pod.name}`;
-      const detail = seen.decisions.length === 0 ? `no IP of ${hubId} is allocated at ${at}`
-        : only === undefined ? `${hubId}'s IP at ${at} is ${held}, not the endpoint's pod ${named}`
-          : `${hubId} has ${matching.length} IPs at ${at} for a pod named ${named} (${matching.map((d) => d.ip.ref).join(', ')}) and the endpoint names no namespace to choose between them`;
-      return { resolved: false, reason: 'no-hub-ip', detail };
+      if (matches === 1 && found !== undefined) return found.resolution;
+      return { resolved: false, reason: 'no-hub-ip', detail: noHubIp(seen, pod, matches) };
     },
   };
+
+  /** Why no IP was taken at `seen`'s address: none there, or several the endpoint does not tell apart, or another pod's. */
+  function noHubIp(seen: Seen<V>, pod: PodRef | undefined, matches: number): string {
+    const at = text(seen.allocated);
+    if (seen.decisions.length === 0) return `no IP of ${hubId} is allocated at ${at}`;
+    const held = seen.decisions.map((d) => d.ip.ref).join(', ');
+    // Without a pod to tell them apart, two IPs at one address (a reallocation half done) could be either pod.
+    if (pod === undefined) return `${hubId} has ${seen.decisions.length} IPs at ${at} (${held}) and the endpoint names no pod to choose between them`;
+    const named = pod.namespace === undefined ? pod.name : `${pod.namespace}/${pod.name}`;
+    if (matches === 0) return `${hubId}'s IP at ${at} is ${held}, not the endpoint's pod ${named}`;
+    const same = seen.decisions.filter(({ ip }) => names(pod, ip)).map((d) => d.ip.ref).join(', ');
+    return `${hubId} has ${matches} IPs at ${at} for a pod named ${named} (${same}) and the endpoint names no namespace to choose between them`;
+  }
 
   function fromIp(ip: HubIp, leafCluster: string): Resolution<V> {
     // Always defined: an IP is indexed under its allocated address's family, which its pod address shares.
