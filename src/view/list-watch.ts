@@ -60,7 +60,7 @@ export interface SourceFailure {
   readonly source?: string;
 }
 
-/** The failure that started first, named: a source fails as long as any part it cannot do without keeps failing. */
+/** The failure that started first, named: a source fails while one of its parts keeps failing. */
 export function earliestFailure(parts: readonly { readonly source: string; readonly failure: SourceFailure | undefined }[]): SourceFailure | undefined {
   let earliest: SourceFailure | undefined;
   for (const { source, failure } of parts) {
