@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { configurationObject, connectionObject, fccObject, hubIpObject, sliceObject } from './support/builders.ts';
 import { makeCerts } from './support/certs.ts';
-import { DEFAULT_RESOURCES, FOREIGN_CLUSTER_CONNECTIONS, LIQO_IPS, startKubeApiServer } from './support/kube-api-server.ts';
+import { DEFAULT_RESOURCES, FOREIGN_CLUSTER_CONNECTIONS, LIQO_IPS, startKubeApiServer, type KubeApiServer, type ResourceDefinition } from './support/kube-api-server.ts';
 import { startServer, type RunningServer } from './support/process.ts';
-import { apiCallingWebhook, debugPairs, killServer, logRecords, metricValue, opsGet, storedAddresses, usablePairs } from './support/serve-cluster.ts';
+import { apiCallingWebhook, debugPairs, killServer, logRecords, metricValue, opsGet, storedAddresses, usablePairs, type WebhookedApi } from './support/serve-cluster.ts';
 import { createStockWorld } from './support/stock-world.ts';
 import { waitFor } from './support/wait-for.ts';
 
@@ -16,19 +16,39 @@ const certs = makeCerts();
 const tls = ['--tls-cert', certs.certFile, '--tls-key', certs.keyFile];
 const LONG = 15_000;
 
-test('behind a stock hub, addresses its IPAM allocated are resolved to the pod\'s direct network, and follow the hub and the leaf', async () => {
+/** A hub serving Liqo's IPs as well, as a Liqo hub does. */
+const WITH_IPS: readonly ResourceDefinition[] = [...DEFAULT_RESOURCES, LIQO_IPS];
+
+/**
+ * A leaf whose writes go through the webhook and a hub serving `hubResources`; `serve()` starts the product on them
+ * (the hub read through --shortcuts-kubeconfig, no periodic resync), and everything is stopped afterwards.
+ */
+async function withStockClusters(hubResources: readonly ResourceDefinition[],
+  run: (clusters: { leaf: WebhookedApi; hub: KubeApiServer; serve: () => Promise<RunningServer> }) => Promise<void>): Promise<void> {
   const leaf = await apiCallingWebhook(certs.ca);
-  const hub = await startKubeApiServer();
-  hub.registerResource(LIQO_IPS);
+  const hub = await startKubeApiServer({ resources: hubResources });
   let server: RunningServer | undefined;
   try {
+    await run({ leaf, hub, serve: async () => {
+      server = await startServer([...tls, '--kubeconfig', await leaf.api.kubeconfig(), '--shortcuts-kubeconfig', await hub.kubeconfig(),
+        '--cluster-id', 'cluster2', '--resync-interval', '0']);
+      leaf.callWebhookOf(server);
+      return server;
+    } });
+  } finally {
+    await killServer(server);
+    await leaf.api.close();
+    await hub.close();
+  }
+}
+
+test('behind a stock hub, addresses its IPAM allocated are resolved to the pod\'s direct network, and follow the hub and the leaf', async () => {
+  await withStockClusters(WITH_IPS, async ({ leaf, hub, serve }) => {
     await createStockWorld(leaf.api, hub);
     await leaf.api.create(sliceObject({ name: 'stored-before', addresses: [['10.71.0.12']] }));
 
-    server = await startServer([...tls, '--kubeconfig', await leaf.api.kubeconfig(), '--shortcuts-kubeconfig', await hub.kubeconfig(),
-      '--cluster-id', 'cluster2', '--resync-interval', '0']);
-    leaf.callWebhookOf(server);
-    await waitFor(async () => (await opsGet(server!, '/readyz')).status === 200, { timeoutMs: LONG, description: '/readyz' });
+    const server = await serve();
+    await waitFor(async () => (await opsGet(server, '/readyz')).status === 200, { timeoutMs: LONG, description: '/readyz' });
 
     // The controller resolves the stored slice; the webhook resolves a new one, and only the endpoint's own pod.
     await waitFor(() => storedAddresses(leaf.api, 'stored-before') === '[["10.61.0.151"]]', { timeoutMs: LONG, description: 'the stored slice resolved' });
@@ -54,24 +74,15 @@ test('behind a stock hub, addresses its IPAM allocated are resolved to the pod\'
     await hub.remove({ apiVersion: 'ipam.liqo.io/v1alpha1', kind: 'IP', namespace: 'demo', name: 'web-0' });
     await hub.create(hubIpObject({ pod: 'web-7', ip: '10.63.0.99', allocated: '10.70.0.12' }));
     await waitFor(() => storedAddresses(leaf.api, 'stored-before') === '[["10.71.0.12"]]', { timeoutMs: LONG, description: 'restored when the IP went to another pod' });
-  } finally {
-    await killServer(server);
-    await leaf.api.close();
-    await hub.close();
-  }
+  });
 });
 
 test('a hub that serves no Liqo IPs leaves its addresses hub-external, says why once, and stays ready', async () => {
-  const leaf = await apiCallingWebhook(certs.ca);
-  const hub = await startKubeApiServer();
-  let server: RunningServer | undefined;
-  try {
+  await withStockClusters(DEFAULT_RESOURCES, async ({ leaf, serve }) => {
     await leaf.api.create(configurationObject({ peer: 'cluster1' }));
-    server = await startServer([...tls, '--kubeconfig', await leaf.api.kubeconfig(), '--shortcuts-kubeconfig', await hub.kubeconfig(),
-      '--cluster-id', 'cluster2', '--resync-interval', '0']);
-    leaf.callWebhookOf(server);
+    const server = await serve();
     const readyz = await waitFor(async () => {
-      const answer = await opsGet(server!, '/readyz');
+      const answer = await opsGet(server, '/readyz');
       return answer.status === 200 && answer.text.includes('IPAM') ? answer : undefined;
     }, { timeoutMs: LONG, description: '/readyz ready, with a note on the hub\'s IPAM' });
     assert.match(readyz.text, /note: the hub's IPAM objects are not known \(the hub serves no ips\.ipam\.liqo\.io\): addresses it allocated stay hub-external/);
@@ -81,23 +92,14 @@ test('a hub that serves no Liqo IPs leaves its addresses hub-external, says why 
     const said = logRecords(server).filter((r) => String(r.msg).includes('IPAM objects cannot be read'));
     assert.equal(said.length, 1, JSON.stringify(said));
     assert.deepEqual((await debugPairs(server)).hub, { known: false, why: 'the hub serves no ips.ipam.liqo.io' });
-  } finally {
-    await killServer(server);
-    await leaf.api.close();
-    await hub.close();
-  }
+  });
 });
 
 test('a stock hub without the FCC CRD: no FCCs, said once; the replica is ready and resolves, and FCCs count once the CRD arrives', async () => {
-  const leaf = await apiCallingWebhook(certs.ca);
   // Upstream Liqo alone: the hub serves Liqo's IPs and Configurations, and no ForeignClusterConnections at all.
-  const hub = await startKubeApiServer({ resources: [...DEFAULT_RESOURCES.filter((r) => r !== FOREIGN_CLUSTER_CONNECTIONS), LIQO_IPS] });
-  let server: RunningServer | undefined;
-  try {
+  await withStockClusters(WITH_IPS.filter((r) => r !== FOREIGN_CLUSTER_CONNECTIONS), async ({ leaf, hub, serve }) => {
     await createStockWorld(leaf.api, hub);
-    server = await startServer([...tls, '--kubeconfig', await leaf.api.kubeconfig(), '--shortcuts-kubeconfig', await hub.kubeconfig(),
-      '--cluster-id', 'cluster2', '--resync-interval', '0']);
-    leaf.callWebhookOf(server);
+    const server = await serve();
     const running = server;
     const readyz = await waitFor(async () => {
       const answer = await opsGet(running, '/readyz');
@@ -121,35 +123,21 @@ test('a stock hub without the FCC CRD: no FCCs, said once; the replica is ready 
     await waitFor(async () => (await usablePairs(running)).length === 0, { timeoutMs: LONG, description: 'no FCCs once the CRD is gone' });
     assert.equal((await opsGet(running, '/readyz')).status, 200);
     assert.equal(logRecords(running).filter((r) => String(r.msg).includes('no ForeignClusterConnections to read')).length, 2, 'said again');
-  } finally {
-    await killServer(server);
-    await leaf.api.close();
-    await hub.close();
-  }
+  });
 });
 
 test('a hub whose first IP list fails by chance (a 500): the first view waits for the retry, so a stored resolved slice is never restored and resolved again', async () => {
-  const leaf = await apiCallingWebhook(certs.ca);
-  const hub = await startKubeApiServer();
-  hub.registerResource(LIQO_IPS);
-  let server: RunningServer | undefined;
-  try {
+  await withStockClusters(WITH_IPS, async ({ leaf, hub, serve }) => {
     await createStockWorld(leaf.api, hub);
     await leaf.api.create(sliceObject({ name: 'resolved', addresses: [['10.61.0.151']], annotations: {
       'liqo.io/shortcut-addresses': '10.61.0.151', 'liqo.io/shortcut-original-addresses': '{"10.61.0.151":"10.71.0.12"}' } }));
     hub.failNext({ method: 'GET', pathIncludes: '/ips', count: 1 }, 500);
-    server = await startServer([...tls, '--kubeconfig', await leaf.api.kubeconfig(), '--shortcuts-kubeconfig', await hub.kubeconfig(),
-      '--cluster-id', 'cluster2', '--resync-interval', '0']);
-    leaf.callWebhookOf(server);
+    const server = await serve();
     const running = server;
     await waitFor(async () => (await metricValue(running, 'shortcut_webhook_slices_reconciled_total{result="unchanged"}')) >= 1,
       { timeoutMs: LONG, description: 'the first pass found the slice in step' });
     assert.equal(leaf.api.requests.filter((r) => r.method === 'PATCH').length, 0, 'no restore, no second rewrite');
     assert.equal(storedAddresses(leaf.api, 'resolved'), '[["10.61.0.151"]]');
     assert.equal(await metricValue(running, 'shortcut_webhook_hub_ips'), 1);
-  } finally {
-    await killServer(server);
-    await leaf.api.close();
-    await hub.close();
-  }
+  });
 });
