@@ -5,7 +5,7 @@
 // start against a bare `node -e 0`), offline.ts (`rewrite` of a 50 MB input), and on the e2e suite's real
 // kube-apiserver (`npm run build:controlplane` builds it once): writepath.ts (the latency a webhook adds to a write)
 // and scale.ts (memory and convergence with 20,000 stored slices; BENCH_SCALE_SLICES=N for fewer: creating 20,000
-// slices takes minutes on 2 cores). See docs/performance.md for what each number means.
+// slices takes minutes on 2 cores), failover.ts (a Connection down and up, to the last of 2,000 and 20,000 slices). See docs/performance.md for what each number means.
 //   npm run bench                      every section
 //   npm run bench -- startup admission only these (the table and results.json hold only them)
 // BENCH_TINY=1 runs each section at a tiny size (the test suite does, to see that each runs; its figures mean
@@ -55,6 +55,8 @@ interface ScaleResult {
   readonly floor: readonly { readonly inFlight: number; readonly perSecond: number; readonly cpuMsPerSlice: number }[];
   readonly floorInFlight: number;
 }
+interface FailoverRun { readonly slices: number; readonly downSeconds: number; readonly downPerSecond: number; readonly upSeconds: number; readonly upPerSecond: number }
+interface FailoverResult { readonly endpoints: number; readonly runs: readonly FailoverRun[]; readonly versionsChecked: number; readonly violations: number }
 interface OfflineRun { readonly seconds: number; readonly rssMB: number }
 interface OfflineResult {
   readonly inputMB: number; readonly jsonMB: number; readonly jsonSlices: number; readonly slices: number; readonly yaml: OfflineRun; readonly json: OfflineRun;
@@ -275,6 +277,18 @@ if (wanted('scale')) {
   targets.push(
     [s.rssAfterUpMB <= 200, `RSS with ${n(s.slices)} slices after two full passes ${n(s.rssAfterUpMB)} MB <= 200`],
     [ratio >= 0.8, `controller pass ${n(ratio, 2)} x the plain client's patch rate >= 0.8 (slower pass)`],
+  );
+}
+
+if (wanted('failover')) {
+  progress('section failover (the real kube-apiserver; minutes)');
+  const f = await runSection<FailoverResult>('failover.ts');
+  results['failover'] = f;
+  rows.push(
+    ['failover', `a Connection's status.value Error, then Connected: slices of ${f.endpoints} endpoints back on the hub path, then on the shortcut`, ''],
+    ...f.runs.map((r): [string, string, string] => ['failover', `  ${n(r.slices)} slices: Error to the last on the hub path / Connected to the last on the shortcut`,
+      `${n(r.downSeconds, 2)} s (${n(r.downPerSecond)}/s) / ${n(r.upSeconds, 2)} s (${n(r.upPerSecond)}/s)`]),
+    ['failover', `  every stored version in between checked by a watch (${n(f.versionsChecked)}): none half-written, no flag without its originals`, `${f.violations} violations`],
   );
 }
 
