@@ -74,8 +74,13 @@ export async function startBench(): Promise<Bench> {
     for (const child of children) {
       if (child.exitCode !== null || child.signalCode !== null) continue;
       const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGKILL');
+      // With BENCH_NODE_FLAGS (e.g. --cpu-prof, which writes its profile at exit) the product stops as in a pod, on
+      // SIGTERM; SIGKILL after 30 s, or at once otherwise.
+      const graceful = (process.env.BENCH_NODE_FLAGS ?? '').trim() !== '';
+      child.kill(graceful ? 'SIGTERM' : 'SIGKILL');
+      const killer = graceful ? setTimeout(() => child.kill('SIGKILL'), 30_000) : undefined;
       await exited;
+      clearTimeout(killer);
     }
     await canary?.close();
     await cp.stop();

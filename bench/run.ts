@@ -45,6 +45,7 @@ interface WritepathResult {
   readonly endpoints: number; readonly blocks: number; readonly block: number;
   readonly product: WritepathStats; readonly minimal: WritepathStats; readonly none: WritepathStats;
   readonly p50Ratio: number; readonly p99Ratio: number; readonly p50AddedRatio: number; readonly p99AddedRatio: number;
+  readonly productCpuMsPerApply: number; readonly minimalCpuMsPerApply: number;
 }
 interface PassResult { readonly seconds: number; readonly perSecond: number; readonly cpuMsPerSlice: number; readonly pass: Record<string, unknown> }
 interface ScaleResult {
@@ -251,6 +252,7 @@ if (wanted('writepath')) {
     ['writepath', '  (c) no webhook', line(w.none)],
     ['writepath', 'product / minimal', `p50 ${n(w.p50Ratio, 3)}, p99 ${n(w.p99Ratio, 3)}`],
     ['writepath', '(product - none) / (minimal - none)', `p50 ${n(w.p50AddedRatio, 2)}, p99 ${n(w.p99AddedRatio, 2)}`],
+    ['writepath', 'CPU of the webhook process per apply: product / minimal', `${n(w.productCpuMsPerApply, 2)} ms / ${n(w.minimalCpuMsPerApply, 2)} ms`],
   );
   targets.push(
     [w.p50Ratio <= 1.05, `write path p50 product/minimal ${n(w.p50Ratio, 3)} <= 1.05`],
