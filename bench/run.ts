@@ -55,6 +55,7 @@ interface ScaleResult {
   readonly floorSeconds: number; readonly floorPerSecond: number; readonly floorCpuMsPerSlice: number;
   readonly floor: readonly { readonly inFlight: number; readonly perSecond: number; readonly cpuMsPerSlice: number }[];
   readonly floorInFlight: number;
+  readonly noWebhookPerSecond: number;
 }
 interface FailoverRun { readonly slices: number; readonly downSeconds: number; readonly downPerSecond: number; readonly upSeconds: number; readonly upPerSecond: number }
 interface FailoverResult { readonly endpoints: number; readonly runs: readonly FailoverRun[]; readonly versionsChecked: number; readonly violations: number }
@@ -273,6 +274,7 @@ if (wanted('scale')) {
     ['scale', 'controller pass, FCC down / FCC up', `${pass(s.down)} / ${pass(s.up)}`],
     ...s.floor.map((level): [string, string, string] => ['scale', `  a plain client JSON-patching the slices, webhook registered, ${level.inFlight} in flight`, `${n(level.perSecond)} patches/s`]),
     ['scale', `floor: the best of these (${s.floorInFlight} in flight)`, `${n(s.floorPerSecond)} slices/s (${n(s.floorSeconds, 1)} s for all)`],
+    ['scale', `  the same at ${s.floorInFlight} in flight with no webhook registered (what skipping admission could give)`, `${n(s.noWebhookPerSecond)} patches/s (${n(s.noWebhookPerSecond / s.floorPerSecond, 2)}x)`],
     ['scale', `  the product's CPU per slice: pass down ${n(s.down.cpuMsPerSlice, 2)} ms, pass up ${n(s.up.cpuMsPerSlice, 2)} ms, floor (webhook only) ${n(s.floorCpuMsPerSlice, 2)} ms`, ''],
   );
   const ratio = Math.min(s.down.perSecond, s.up.perSecond) / s.floorPerSecond;
