@@ -5,14 +5,17 @@
 // start against a bare `node -e 0`), offline.ts (`rewrite` of a 50 MB input), and on the e2e suite's real
 // kube-apiserver (`npm run build:controlplane` builds it once): writepath.ts (the latency a webhook adds to a write)
 // and scale.ts (memory and convergence with 20,000 stored slices; BENCH_SCALE_SLICES=N for fewer: creating 20,000
-// slices takes minutes on 2 cores). See docs/performance.md for what each number means.
+// slices takes minutes on 2 cores), failover.ts (a Connection down and up, to the last of 2,000 and 20,000 slices). See docs/performance.md for what each number means.
 //   npm run bench                      every section
 //   npm run bench -- startup admission only these (the table and results.json hold only them)
+// BENCH_TINY=1 runs each section at a tiny size (the test suite does, to see that each runs; its figures mean
+// nothing) and writes no bench/results.json; BENCH_RESULTS=FILE writes the results there instead.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, release, tmpdir, totalmem, type as osType, arch } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { median, progress, round, runSection } from './stats.ts';
+import { isSection, SECTIONS, type Section } from './sections.ts';
+import { median, progress, round, runSection, sized, TINY } from './stats.ts';
 
 interface Latency {
   readonly rps: number; readonly p50Ms: number; readonly p99Ms: number; readonly rounds: readonly number[];
@@ -42,6 +45,7 @@ interface WritepathResult {
   readonly endpoints: number; readonly blocks: number; readonly block: number;
   readonly product: WritepathStats; readonly minimal: WritepathStats; readonly none: WritepathStats;
   readonly p50Ratio: number; readonly p99Ratio: number; readonly p50AddedRatio: number; readonly p99AddedRatio: number;
+  readonly productCpuMsPerApply: number; readonly minimalCpuMsPerApply: number;
 }
 interface PassResult { readonly seconds: number; readonly perSecond: number; readonly cpuMsPerSlice: number; readonly pass: Record<string, unknown> }
 interface ScaleResult {
@@ -49,7 +53,12 @@ interface ScaleResult {
   readonly createPerSecond: number; readonly rssAfterWritesMB: number; readonly rssAfterDownMB: number;
   readonly rssAfterUpMB: number; readonly peakRssMB: number; readonly down: PassResult; readonly up: PassResult;
   readonly floorSeconds: number; readonly floorPerSecond: number; readonly floorCpuMsPerSlice: number;
+  readonly floor: readonly { readonly inFlight: number; readonly perSecond: number; readonly cpuMsPerSlice: number }[];
+  readonly floorInFlight: number;
+  readonly noWebhookPerSecond: number;
 }
+interface FailoverRun { readonly slices: number; readonly downSeconds: number; readonly downPerSecond: number; readonly upSeconds: number; readonly upPerSecond: number }
+interface FailoverResult { readonly endpoints: number; readonly runs: readonly FailoverRun[]; readonly versionsChecked: number; readonly violations: number }
 interface OfflineRun { readonly seconds: number; readonly rssMB: number }
 interface OfflineResult {
   readonly inputMB: number; readonly jsonMB: number; readonly jsonSlices: number; readonly slices: number; readonly yaml: OfflineRun; readonly json: OfflineRun;
@@ -60,10 +69,8 @@ interface ControllerResult {
   readonly failedWrites: number; readonly behind: number; readonly floorSeconds: number;
 }
 
-const SECTIONS = ['rewrite', 'snapshot', 'stock', 'admission', 'controller', 'startup', 'offline', 'writepath', 'scale'] as const;
-type Section = (typeof SECTIONS)[number];
 const asked = process.argv.slice(2);
-const unknown = asked.filter((name) => !SECTIONS.some((section) => section === name));
+const unknown = asked.filter((name) => !isSection(name));
 if (unknown.length > 0) {
   process.stderr.write(`unknown section ${unknown.join(', ')}; sections: ${SECTIONS.join(', ')}\n`);
   process.exit(2);
@@ -109,7 +116,7 @@ if (wanted('snapshot')) {
     target: 'node20', outfile: bundle, logLevel: 'warning' });
   const times: SnapshotTime[] = [];
   const memories: SnapshotRss[] = [];
-  for (let i = 0; i < 3; i++) {
+  for (let i = 0; i < sized(3, 1); i++) {
     times.push(await runSection<SnapshotTime>(bundle, ['time'], ['--expose-gc']));
     memories.push(await runSection<SnapshotRss>(bundle, ['rss'], ['--expose-gc']));
   }
@@ -137,7 +144,7 @@ if (wanted('stock')) {
   progress('section stock (3 + 3 fresh processes)');
   const times: StockTime[] = [];
   const memories: StockRss[] = [];
-  for (let i = 0; i < 3; i++) {
+  for (let i = 0; i < sized(3, 1); i++) {
     times.push(await runSection<StockTime>('stock.ts', ['time'], ['--expose-gc']));
     memories.push(await runSection<StockRss>('stock.ts', ['rss'], ['--expose-gc']));
   }
@@ -246,6 +253,7 @@ if (wanted('writepath')) {
     ['writepath', '  (c) no webhook', line(w.none)],
     ['writepath', 'product / minimal', `p50 ${n(w.p50Ratio, 3)}, p99 ${n(w.p99Ratio, 3)}`],
     ['writepath', '(product - none) / (minimal - none)', `p50 ${n(w.p50AddedRatio, 2)}, p99 ${n(w.p99AddedRatio, 2)}`],
+    ['writepath', 'CPU of the webhook process per apply: product / minimal', `${n(w.productCpuMsPerApply, 2)} ms / ${n(w.minimalCpuMsPerApply, 2)} ms`],
   );
   targets.push(
     [w.p50Ratio <= 1.05, `write path p50 product/minimal ${n(w.p50Ratio, 3)} <= 1.05`],
@@ -264,7 +272,9 @@ if (wanted('scale')) {
     ['scale', 'RSS after a full pass, FCC down (every slice restored)', `${n(s.rssAfterDownMB)} MB`],
     ['scale', 'RSS after a second full pass, FCC up (every slice rewritten)', `${n(s.rssAfterUpMB)} MB  (peak ${n(s.peakRssMB)} MB)`],
     ['scale', 'controller pass, FCC down / FCC up', `${pass(s.down)} / ${pass(s.up)}`],
-    ['scale', 'floor: a plain client JSON-patching every slice, webhook registered', `${n(s.floorSeconds, 1)} s, ${n(s.floorPerSecond)} slices/s`],
+    ...s.floor.map((level): [string, string, string] => ['scale', `  a plain client JSON-patching the slices, webhook registered, ${level.inFlight} in flight`, `${n(level.perSecond)} patches/s`]),
+    ['scale', `floor: the best of these (${s.floorInFlight} in flight)`, `${n(s.floorPerSecond)} slices/s (${n(s.floorSeconds, 1)} s for all)`],
+    ['scale', `  the same at ${s.floorInFlight} in flight with no webhook registered (what skipping admission could give)`, `${n(s.noWebhookPerSecond)} patches/s (${n(s.noWebhookPerSecond / s.floorPerSecond, 2)}x)`],
     ['scale', `  the product's CPU per slice: pass down ${n(s.down.cpuMsPerSlice, 2)} ms, pass up ${n(s.up.cpuMsPerSlice, 2)} ms, floor (webhook only) ${n(s.floorCpuMsPerSlice, 2)} ms`, ''],
   );
   const ratio = Math.min(s.down.perSecond, s.up.perSecond) / s.floorPerSecond;
@@ -274,7 +284,20 @@ if (wanted('scale')) {
   );
 }
 
-writeFileSync(new URL('results.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
+if (wanted('failover')) {
+  progress('section failover (the real kube-apiserver; minutes)');
+  const f = await runSection<FailoverResult>('failover.ts');
+  results['failover'] = f;
+  rows.push(
+    ['failover', `a Connection's status.value Error, then Connected: slices of ${f.endpoints} endpoints back on the hub path, then on the shortcut`, ''],
+    ...f.runs.map((r): [string, string, string] => ['failover', `  ${n(r.slices)} slices: Error to the last on the hub path / Connected to the last on the shortcut`,
+      `${n(r.downSeconds, 2)} s (${n(r.downPerSecond)}/s) / ${n(r.upSeconds, 2)} s (${n(r.upPerSecond)}/s)`]),
+    ['failover', `  every stored version in between checked by a watch (${n(f.versionsChecked)}): none half-written, no flag without its originals`, `${f.violations} violations`],
+  );
+}
+
+const resultsFile = process.env.BENCH_RESULTS ?? (TINY ? undefined : new URL('results.json', import.meta.url).pathname);
+if (resultsFile !== undefined) writeFileSync(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
 
 function pick(latency: Latency): { rps: number; p50Ms: number; p99Ms: number } {
   return { rps: latency.rps, p50Ms: latency.p50Ms, p99Ms: latency.p99Ms };
@@ -290,7 +313,7 @@ const out: string[] = [
   '',
   ...targets.map(([pass, text]) => `${pass ? 'PASS' : 'MISS'}  ${text}`),
   '',
-  `bench/results.json written; ${n((performance.now() - started) / 1000, 0)} s in all`,
+  `${resultsFile === undefined ? 'no results file written' : `${resultsFile} written`}${TINY ? ' (BENCH_TINY: sizes too small for the figures to mean anything)' : ''}; ${n((performance.now() - started) / 1000, 0)} s in all`,
   '',
 ];
 process.stdout.write(out.join('\n'));

@@ -40,6 +40,15 @@ export function httpStatus(error: unknown): number | undefined {
   return undefined;
 }
 
+/** The Retry-After header of a failed call (client-node keeps a response's headers on its ApiException), if any. */
+export function retryAfterHeader(error: unknown): string | undefined {
+  if (!(error instanceof ApiException) || typeof error.headers !== 'object' || error.headers === null) return undefined;
+  for (const [name, value] of Object.entries(error.headers)) {
+    if (name.toLowerCase() === 'retry-after' && typeof value === 'string') return value;
+  }
+  return undefined;
+}
+
 export function describeError(error: unknown): string {
   const status = httpStatus(error);
   if (error instanceof ApiException) {
