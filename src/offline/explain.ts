@@ -197,9 +197,8 @@ function shadowLines(document: string, name: string, repair: ShadowReviewed): st
 }
 
 /** One slice in `--explain -o json`: where it came from, and either its addresses or why it was left alone. */
-export interface SliceExplanation {
-  /** `EndpointSlice`, or `ShadowEndpointSlice` (Liqo's direct connections: `listed` says what each listed address got). */
-  readonly kind: 'EndpointSlice' | 'ShadowEndpointSlice';
+export interface EndpointSliceExplanation {
+  readonly kind?: undefined;
   readonly document: string;
   readonly slice: string;
   readonly cluster: string | null;
@@ -207,13 +206,24 @@ export interface SliceExplanation {
   /** Why the whole slice was left alone (`indirect-slice: ...`); null when its addresses were looked at. */
   readonly leftAlone: string | null;
   readonly addresses: readonly AddressExplanation[];
-  /** A shadow's hub (its `offloading.liqo.io/origin`); null for an EndpointSlice. */
+}
+
+/** One ShadowEndpointSlice (Liqo's direct connections): what each address of its data annotation got. */
+export interface ShadowExplanation {
+  readonly kind: 'ShadowEndpointSlice';
+  readonly document: string;
+  readonly slice: string;
+  readonly cluster: string | null;
+  readonly family: string | null;
+  readonly leftAlone: string | null;
+  /** Its hub (`offloading.liqo.io/origin`); null when left alone. */
   readonly hub: string | null;
-  /** Why a shadow's data annotation was not read; null otherwise. */
+  /** Why its data annotation was not read; null otherwise. */
   readonly data: string | null;
-  /** A shadow's listed addresses; empty for an EndpointSlice. */
   readonly listed: readonly ListedExplanation[];
 }
+
+export type SliceExplanation = EndpointSliceExplanation | ShadowExplanation;
 
 export interface FccExplanation {
   readonly cluster: string;
@@ -241,10 +251,10 @@ export function explainJson(results: readonly DocumentResult[], snapshot: Snapsh
     for (const slice of document.slices) {
       const { result } = slice;
       if ('skip' in result) {
-        slices.push({
-          kind: slice.kind === 'shadow' ? 'ShadowEndpointSlice' : 'EndpointSlice', document: document.name, slice: slice.name, cluster: null, family: null,
-          leftAlone: `${result.skip}: ${result.detail}`, addresses: [], hub: null, data: null, listed: [],
-        });
+        const leftAlone = `${result.skip}: ${result.detail}`;
+        slices.push(slice.kind === 'shadow'
+          ? { kind: 'ShadowEndpointSlice', document: document.name, slice: slice.name, cluster: null, family: null, leftAlone, hub: null, data: null, listed: [] }
+          : { document: document.name, slice: slice.name, cluster: null, family: null, leftAlone, addresses: [] });
         continue;
       }
       if (slice.kind === 'shadow') {
@@ -252,7 +262,7 @@ export function explainJson(results: readonly DocumentResult[], snapshot: Snapsh
         if ('skip' in repair) continue;
         slices.push({
           kind: 'ShadowEndpointSlice', document: document.name, slice: slice.name, cluster: repair.shadow.clusterId, family: repair.shadow.family,
-          leftAlone: null, addresses: [], hub: repair.shadow.hub, data: dataNote(repair), listed: repair.addresses.map(listedExplanation),
+          leftAlone: null, hub: repair.shadow.hub, data: dataNote(repair), listed: repair.addresses.map(listedExplanation),
         });
         continue;
       }
@@ -260,8 +270,8 @@ export function explainJson(results: readonly DocumentResult[], snapshot: Snapsh
       const cluster = result.slice.clusterId;
       if (!clusters.includes(cluster)) clusters.push(cluster);
       slices.push({
-        kind: 'EndpointSlice', document: document.name, slice: slice.name, cluster, family: result.slice.family, leftAlone: null,
-        addresses: slice.traces.map((trace) => explainTrace(trace, snapshot, fccs, cluster)), hub: null, data: null, listed: [],
+        document: document.name, slice: slice.name, cluster, family: result.slice.family, leftAlone: null,
+        addresses: slice.traces.map((trace) => explainTrace(trace, snapshot, fccs, cluster)),
       });
     }
   }
