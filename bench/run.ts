@@ -60,7 +60,7 @@ interface ControllerResult {
   readonly failedWrites: number; readonly behind: number; readonly floorSeconds: number;
 }
 
-const SECTIONS = ['rewrite', 'snapshot', 'stock', 'admission', 'controller', 'startup', 'offline', 'writepath', 'scale'] as const;
+const SECTIONS = ['rewrite', 'snapshot', 'stock', 'shadow', 'admission', 'controller', 'startup', 'offline', 'writepath', 'scale'] as const;
 type Section = (typeof SECTIONS)[number];
 const asked = process.argv.slice(2);
 const unknown = asked.filter((name) => !SECTIONS.some((section) => section === name));
@@ -156,6 +156,15 @@ if (wanted('stock')) {
     [stock.rssMB <= 200, `stock rssMB ${n(stock.rssMB, 1)} <= 200 (50,000 hub IPs)`],
     [stock.reviewRatio <= 1.2, `stock-path review ${n(stock.reviewRatio, 3)}x an FCC-path review of the same slice <= 1.2`],
   );
+}
+
+if (wanted('shadow')) {
+  // Liqo's own direct connections (bench/shadow.ts): its rows, targets and results come back whole.
+  progress('section shadow (3 + 3 fresh processes)');
+  const shadow = await (await import('./shadow-section.ts')).shadowSection(runSection);
+  results['shadow'] = shadow.results;
+  rows.push(...shadow.rows);
+  targets.push(...shadow.targets);
 }
 
 if (wanted('admission')) {
