@@ -70,4 +70,6 @@ export const reflectionLabel = { key: 'endpointslice.kubernetes.io/managed-by', 
 export const liqoWebhookLabel = 'liqo.io/webhook';
 
 export const webhookPath = '/mutate/endpointslices';
+/** SPEC §9: the second route, for Liqo's ShadowEndpointSlices. */
+export const shadowWebhookPath = '/mutate/shadowendpointslices';
 export const leaseName = 'shortcut-webhook-controller';
