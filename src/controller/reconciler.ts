@@ -1,27 +1,25 @@
 // Keeps stored slices in step with the shortcut view (docs/reference.md, "The controller"). Admission only sees writes: when the usable pairs
 // change, slices already stored are wrong until Liqo rewrites them, so this lists the reflected slices and patches
-// those that differ. Each patch passes through the webhook, which computes the same f: no loop.
+// those that differ. Each patch passes through the webhook, which computes the same f: no loop. The pass is the same
+// for every kind of stored object it keeps (a Resource: where it is stored, which objects, a pure plan), in order.
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import {
   createConfiguration, CustomObjectsApi, PatchStrategy, ServerConfiguration, setHeaderOptions, type KubeConfig, type SecurityAuthentication,
 } from '@kubernetes/client-node';
 import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from '../util/backoff.ts';
-import { MANAGED_BY_LABEL, REFLECTION_MANAGER } from '../core/endpoint-slice.ts';
 import { pairSignature } from '../core/pair-changes.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import { describeError, FIELD_MANAGER, httpStatus, readListPage } from '../kube/client.ts';
-import { describeEdits, type Logger } from '../log.ts';
+import type { Logger } from '../log.ts';
 import type { Metrics, ReconcileResult } from '../metrics.ts';
 import { localClusters } from '../core/local-clusters.ts';
 import { namespacedName } from '../core/object-name.ts';
 import type { ShortcutView } from '../view/shortcut-view.ts';
-import { planSlice, type SliceWrite } from './plan.ts';
+import { ENDPOINT_SLICES } from './endpoint-slices.ts';
+import type { PlannedWrite, Resource } from './resource.ts';
 import { TokenBucket } from './token-bucket.ts';
 
-const GROUP = 'discovery.k8s.io';
-const VERSION = 'v1';
-const PLURAL = 'endpointslices';
 const JSON_PATCH = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
 export interface ReconcilerOptions {
   readonly config: KubeConfig;
@@ -29,6 +27,8 @@ export interface ReconcilerOptions {
   readonly clusterId: string | undefined;
   readonly logger: Logger;
   readonly metrics: Metrics;
+  /** What each pass keeps in step, in this order (default: the reflected EndpointSlices). */
+  readonly resources?: readonly Resource[];
   /** 0: no periodic pass, only passes on changes. */
   readonly resyncIntervalMs: number;
   /** Changes closer together than this make one pass: a flapping shortcut does not become a storm. */
@@ -97,9 +97,13 @@ export class SliceReconciler {
   private running: Promise<void> | undefined;
   private pending = false;
   private stopped = false;
+  private readonly resources: readonly Resource[];
+  /** The optional resources found not served (list 404), said once until they are served again. */
+  private readonly absent = new Set<Resource>();
 
   constructor(private readonly options: ReconcilerOptions) {
     this.api = keepAliveClient(options.config);
+    this.resources = options.resources ?? [ENDPOINT_SLICES];
     this.bucket = new TokenBucket(options.maxWritesPerSecond ?? 500);
     this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
   }
@@ -164,22 +168,24 @@ export class SliceReconciler {
     const results: Record<ReconcileResult, number> = { patched: 0, unchanged: 0, conflict: 0, error: 0, gone: 0 };
     let listed = 0;
     try {
-      const snapshot = this.options.view.current();
+      const context = { snapshot: this.options.view.current(), clusterId: this.options.clusterId };
       const limit = this.options.maxConcurrentWrites ?? 8;
       const inFlight = new Set<Promise<void>>();
-      for await (const item of this.listSlices()) {
-        listed++;
-        const plan = planSlice(item, snapshot, { clusterId: this.options.clusterId });
-        if (plan.kind === 'not-ours') continue;
-        if (plan.kind === 'in-step') { this.count(results, 'unchanged'); continue; }
-        const write = this.write(plan.write).then((result) => this.count(results, result));
-        inFlight.add(write);
-        void write.finally(() => inFlight.delete(write));
-        if (inFlight.size >= limit) await Promise.race(inFlight);
+      for (const resource of this.resources) {
+        for await (const item of this.list(resource)) {
+          listed++;
+          const plan = resource.plan(item, context);
+          if (plan.kind === 'not-ours') continue;
+          if (plan.kind === 'in-step') { this.count(resource, results, 'unchanged'); continue; }
+          const write = this.write(resource, plan.write).then((result) => this.count(resource, results, result));
+          inFlight.add(write);
+          void write.finally(() => inFlight.delete(write));
+          if (inFlight.size >= limit) await Promise.race(inFlight);
+        }
       }
       await Promise.all(inFlight);
     } catch (error) {
-      this.count(results, 'error');
+      results.error++;
       this.options.logger.warn({ err: describeError(error) }, 'reconcile pass failed, retrying');
     }
     // One decision per pass, so the delay grows while passes keep failing (a write refused 403 on every pass would
@@ -197,54 +203,61 @@ export class SliceReconciler {
     setTimeout(() => this.trigger('retry after errors', 0), delay).unref();
   }
 
-  private count(results: Record<ReconcileResult, number>, result: ReconcileResult): void {
+  private count(resource: Resource, results: Record<ReconcileResult, number>, result: ReconcileResult): void {
     results[result]++;
-    this.options.metrics.slicesReconciled.inc({ result });
+    resource.counted(result, this.options.metrics);
   }
 
-  /** Reflected slices of every namespace, in pages, so 10,000 slices never sit in one response. */
-  private async *listSlices(): AsyncGenerator<unknown> {
+  /** The resource's objects of every namespace, in pages, so 10,000 slices never sit in one response. */
+  private async *list(resource: Resource): AsyncGenerator<unknown> {
+    const { group, version, plural, labelSelector } = resource;
     let token: string | undefined;
     do {
-      const page = readListPage(await this.api.listClusterCustomObject({
-        group: GROUP, version: VERSION, plural: PLURAL, labelSelector: `${MANAGED_BY_LABEL}=${REFLECTION_MANAGER}`,
-        limit: this.options.pageSize ?? 500, ...(token === undefined ? {} : { _continue: token }),
-      }));
+      let body: unknown;
+      try {
+        body = await this.api.listClusterCustomObject({
+          group, version, plural, labelSelector, limit: this.options.pageSize ?? 500, ...(token === undefined ? {} : { _continue: token }),
+        });
+      } catch (error) {
+        if (!resource.optional || httpStatus(error) !== 404) throw error;
+        if (!this.absent.has(resource)) this.options.logger.info({ resource: `${plural}.${group}` }, 'resource not served: nothing of it to reconcile');
+        this.absent.add(resource);
+        return;
+      }
+      this.absent.delete(resource);
+      const page = readListPage(body);
       yield* page.items;
       token = page.continueToken;
     } while (token !== undefined && !this.stopped);
   }
 
-  /** Patches with a resourceVersion guard; on a conflict, reads the slice again and plans once more. */
-  private async write(planned: SliceWrite, attempt = 1): Promise<ReconcileResult> {
-    const { patch, ...ref } = planned;
+  /** Patches with a resourceVersion guard; on a conflict, reads the object again and plans once more. */
+  private async write(resource: Resource, planned: PlannedWrite, attempt = 1): Promise<ReconcileResult> {
+    const { group, version, plural } = resource;
+    const { namespace, name, patch } = planned;
     await this.bucket.take();
     try {
-      await this.api.patchNamespacedCustomObject(
-        { group: GROUP, version: VERSION, namespace: ref.namespace, plural: PLURAL, name: ref.name, body: patch, fieldManager: FIELD_MANAGER },
-        JSON_PATCH);
-      this.options.logger.info({ slice: namespacedName(ref.namespace, ref.name),
-        changes: describeEdits(ref.rewrite.edits) }, 'stored slice patched');
-      this.options.metrics.observeEdits(ref.rewrite.edits);
+      await this.api.patchNamespacedCustomObject({ group, version, namespace, plural, name, body: patch, fieldManager: FIELD_MANAGER }, JSON_PATCH);
+      planned.report(this.options);
       return 'patched';
     } catch (error) {
       const status = httpStatus(error);
       if (status === 404) return 'gone';
       // A failed `test` of the resourceVersion is 422; a stale version in the object is 409. Both: read again.
       if (status !== 409 && status !== 422) {
-        this.options.logger.warn({ slice: namespacedName(ref.namespace, ref.name), err: describeError(error) }, 'stored slice not patched');
+        this.options.logger.warn({ resource: plural, slice: namespacedName(namespace, name), err: describeError(error) }, 'stored slice not patched');
         return 'error';
       }
       if (attempt >= RETRIES_ON_CONFLICT) return 'conflict';
       let fresh: unknown;
       try {
-        fresh = await this.api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ref.namespace, plural: PLURAL, name: ref.name });
+        fresh = await this.api.getNamespacedCustomObject({ group, version, namespace, plural, name });
       } catch (readError) {
         return httpStatus(readError) === 404 ? 'gone' : 'error';
       }
-      const plan = planSlice(fresh, this.options.view.current(), { clusterId: this.options.clusterId });
+      const plan = resource.plan(fresh, { snapshot: this.options.view.current(), clusterId: this.options.clusterId });
       if (plan.kind !== 'write') return 'unchanged';
-      return this.write(plan.write, attempt + 1);
+      return this.write(resource, plan.write, attempt + 1);
     }
   }
 }
