@@ -34,6 +34,8 @@ export const webhookMetrics: ReadonlyMap<string, readonly string[]> = new Map([
   ['shortcut_webhook_view_last_sync_timestamp_seconds', []],
   ['shortcut_webhook_view_watch_restarts_total', []],
   ['shortcut_webhook_slices_reconciled_total', ['result']],
+  // Beyond the contract's list: the controller's shadow pass (SPEC §9).
+  ['shortcut_webhook_shadows_reconciled_total', ['result']],
 ]);
 
 export const histogramMetrics = new Set(['shortcut_webhook_admission_duration_seconds']);
