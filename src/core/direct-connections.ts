@@ -12,7 +12,7 @@
 //               `status.ip`) and unlisted, so Liqo maps it through the hub's external CIDR, as without the annotation;
 //   unresolved  left as it is, with the reason.
 // Every move is Liqo's RemapMask (cidr.ts moveInto). Pure: the snapshot is read, inputs are never mutated.
-import { moveInto, within } from './cidr.ts';
+import { moveInto, within, type Cidr } from './cidr.ts';
 import type { HubIp } from './hub-ipam.ts';
 import {
   directNetworkTo, IPV4_ACCESS, IPV6_ACCESS, namesPod, type FamilyAccess, type PodRef, type Span,
@@ -508,4 +508,54 @@ export function outcomeCounts(addresses: readonly ShadowAddress[]): Readonly<Rec
   const counts: Record<ShadowOutcome, number> = { direct: 0, repaired: 0, 'hub-path': 0, unresolved: 0 };
   for (const address of addresses) counts[address.outcome]++;
   return counts;
+}
+
+/** What the repair makes of a peer's listed addresses, by block rather than by address: what `/debug/pairs` shows. */
+export interface PeerDirectConnections {
+  readonly peer: string;
+  readonly state: ShadowOutcome;
+  /** For `hub-path`, why (`no-shortcut`, `tunnel-down`); for `unresolved`, the reason. */
+  readonly reason: HubPathReason | UnresolvedReason | null;
+  readonly detail: string;
+}
+
+function contains(outer: Cidr, inner: Cidr): boolean {
+  return outer.family === inner.family && outer.network <= inner.network && inner.last <= outer.last;
+}
+
+/**
+ * Per peer of the hub's Configurations (not the leaf itself): `direct` where the hub's view of the peer lies in what
+ * the leaf declares for it, `repaired` where it does once moved back, `hub-path` without a usable direct network but
+ * with one Configuration for a cluster the hub does not name (the hub), else `unresolved`. Addresses are decided one
+ * by one; this says what most of a peer's addresses get.
+ */
+export function peerDirectConnections(snapshot: Snapshot, leafCluster: string | undefined): PeerDirectConnections[] {
+  const { hub } = snapshot;
+  if (!hub.known) return [];
+  const peers = [...new Set(hub.configurations.flatMap((c) => (c.remoteCluster === undefined || c.remoteCluster === leafCluster ? [] : [c.remoteCluster])))].sort();
+  const named = new Set(hub.configurations.flatMap((c) => c.remoteCluster ?? []));
+  const hubs = snapshot.views.configurations.filter((c) => c.remoteCluster !== undefined && !named.has(c.remoteCluster));
+  const leaf = { configurationsOf: snapshot.views.configurationsOf, tunnels: snapshot.tunnels };
+  return peers.map((peer): PeerDirectConnections => {
+    const network = directNetworkTo(peer, leaf);
+    const leafConfigurations = leaf.configurationsOf(peer);
+    const usable = network.state === 'direct' && leafConfigurations.length === 1;
+    if (!usable) {
+      const via = network.state === 'tunnel-down' ? 'tunnel-down' : 'no-shortcut';
+      const why = network.state === 'direct' ? `this leaf has ${leafConfigurations.length} Liqo Configurations for ${peer}` : network.detail;
+      if (hubs.length !== 1 || hubs[0]?.externalMappings.length === 0) {
+        return { peer, state: 'unresolved', reason: 'no-hub-network', detail: `${why}; and no one Configuration of this leaf for the hub maps its external CIDR` };
+      }
+      return { peer, state: 'hub-path', reason: via, detail: `${why}; through ${hubs[0]?.ref}` };
+    }
+    const declared = leafConfigurations.flatMap((c) => c.podMappings.map((m) => m.declared));
+    const mappings = hub.configurations.filter((c) => c.remoteCluster === peer).flatMap((c) => c.podMappings);
+    if (mappings.length > 0 && mappings.every((m) => declared.some((d) => contains(d, m.seen)))) {
+      return { peer, state: 'direct', reason: null, detail: `the hub's view of ${peer} lies in what this leaf declares for it` };
+    }
+    if (mappings.length > 0 && mappings.every((m) => declared.some((d) => contains(d, m.declared)))) {
+      return { peer, state: 'repaired', reason: null, detail: `the hub remapped ${peer} (${mappings.map((m) => `${m.seen.text} -> ${m.declared.text}`).join(', ')}): moved back` };
+    }
+    return { peer, state: 'unresolved', reason: 'outside-declared', detail: `the hub's view of ${peer}, moved back, is outside what this leaf declares for it` };
+  });
 }

@@ -395,3 +395,16 @@ test('a hub Configuration with CIDR lists of different lengths pairs the positio
   const entry = outcome(repair(shadow6, directWorld({ hubConfigurations: [mismatched] })), 'fd00:203::5');
   assert.ok(entry.outcome === 'unresolved' && entry.reason === 'not-in-hub-view');
 });
+
+test('per peer, /debug/pairs says what the repair makes of its addresses: direct, repaired, hub-path or unresolved', async () => {
+  const { peerDirectConnections } = await import('../../src/core/direct-connections.ts');
+  const states = (snapshot: Snapshot) => peerDirectConnections(snapshot, 'cluster2').map((p) => [p.peer, p.state, p.reason]);
+  assert.deepEqual(states(directWorld()), [['cluster3', 'repaired', null], ['cluster4', 'repaired', null]]);
+  assert.deepEqual(states(directWorld({
+    leaf: [leafToHub, leafToPeer('cluster3', ['10.213.0.0/16', 'fd00:213::/64'], ['10.203.0.0/16', 'fd00:203::/64']), leafToPeer('cluster4', ['10.214.0.0/16'], ['10.100.0.0/16'])],
+    hubConfigurations: [hubToCluster2, hubToPeer('cluster3', ['10.203.0.0/16', 'fd00:203::/64'], ['10.203.0.0/16', 'fd00:203::/64']), hubToCluster4],
+  })), [['cluster3', 'direct', null], ['cluster4', 'unresolved', 'outside-declared']]);
+  assert.deepEqual(states(directWorld({ tunnels: { cluster3: ['Error'] } })), [['cluster3', 'hub-path', 'tunnel-down'], ['cluster4', 'hub-path', 'no-shortcut']]);
+  assert.deepEqual(states(directWorld({ tunnels: { cluster3: ['Error'] }, leaf: [leafToCluster3, leafToCluster4] })), [['cluster3', 'unresolved', 'no-hub-network'], ['cluster4', 'unresolved', 'no-hub-network']]);
+  assert.deepEqual(states(directWorld({ hubKnown: false })), [], 'the hub\'s peers are not known');
+});

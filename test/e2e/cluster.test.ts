@@ -602,9 +602,9 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
     const running = webhook!;
     const errors = logRecords(running).filter((r) => typeof r.level === 'number' && r.level >= 50);
     assert.deepEqual(errors, []);
-    assert.ok(!((await metricValue(running, 'shortcut_webhook_admission_requests_total{operation="UPDATE",result="error"}')) > 0));
-    assert.ok(!((await metricValue(running, 'shortcut_webhook_admission_requests_total{operation="CREATE",result="error"}')) > 0));
-    assert.ok(await metricValue(running, 'shortcut_webhook_admission_requests_total{operation="UPDATE",result="patched"}') > 0);
+    assert.ok(!((await metricValue(running, 'shortcut_webhook_admission_requests_total{operation="UPDATE",result="error",resource="endpointslices"}')) > 0));
+    assert.ok(!((await metricValue(running, 'shortcut_webhook_admission_requests_total{operation="CREATE",result="error",resource="endpointslices"}')) > 0));
+    assert.ok(await metricValue(running, 'shortcut_webhook_admission_requests_total{operation="UPDATE",result="patched",resource="endpointslices"}') > 0);
   });
 
   test('stock Liqo: an address the hub\'s IPAM allocated is stored resolved into the leaf\'s direct network to the pod\'s cluster, and restored when that network goes', async () => {

@@ -9,7 +9,7 @@
 import { decodeHubIp, indexHubIps } from '../../src/core/hub-ipam.ts';
 import type { HubIpam } from '../../src/core/hub-resolution.ts';
 import type { JsonObject } from '../../src/core/json.ts';
-import { decodeConfiguration, tunnelStates } from '../../src/core/leaf-views.ts';
+import { decodeConfiguration, tunnelStates, type LiqoConfiguration, type TunnelStates } from '../../src/core/leaf-views.ts';
 import { buildSnapshot, type Snapshot } from '../../src/core/snapshot.ts';
 import { configurationObject, connectionObject, hubIpObject } from './builders.ts';
 
@@ -56,20 +56,24 @@ export interface DirectWorld {
 
 let version = 0;
 
-export function directWorld(spec: DirectWorld = {}): Snapshot {
+/** The world's parts as a view store publishes them (SnapshotStore.publish). */
+export function directWorldParts(spec: DirectWorld = {}): { fccs: []; tunnels: TunnelStates; configurations: LiqoConfiguration[]; hub: HubIpam } {
   const hub: HubIpam = spec.hubKnown === false ? { known: false, why: 'no hub source' } : {
     known: true,
     ips: indexHubIps((spec.ips ?? hubIps).flatMap((object) => decodeHubIp(object) ?? [])),
     configurations: (spec.hubConfigurations ?? [hubToCluster2, hubToCluster3, hubToCluster4]).map((c) => decodeConfiguration(c)),
   };
   const tunnels = spec.tunnels ?? { cluster3: ['Connected'], cluster4: ['Connected'] };
-  return buildSnapshot({
-    version: ++version,
+  return {
     fccs: [],
     tunnels: tunnelStates(Object.entries(tunnels).flatMap(([peer, values]) => values.map((value, i) => connectionObject(peer, value, `gw-${peer}-${i}`)))),
     configurations: (spec.leaf ?? [leafToHub, leafToCluster3, leafToCluster4]).map((c) => decodeConfiguration(c)),
     hub,
-  });
+  };
+}
+
+export function directWorld(spec: DirectWorld = {}): Snapshot {
+  return buildSnapshot({ version: ++version, ...directWorldParts(spec) });
 }
 
 /** The empty view: nothing known, no Configurations, no Connections. */
