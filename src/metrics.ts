@@ -96,6 +96,10 @@ export class Metrics {
     name: `${PREFIX}slices_reconciled_total`, help: 'Stored slices visited by the controller, by result.',
     labelNames: ['result'] as const, registers: [this.registry],
   });
+  readonly shadowsReconciled = new Counter({
+    name: `${PREFIX}shadows_reconciled_total`, help: 'Stored ShadowEndpointSlices (Liqo\'s direct connections) visited by the controller, by result.',
+    labelNames: ['result'] as const, registers: [this.registry],
+  });
 
   constructor(options: MetricsOptions = {}) {
     if (options.build !== undefined) {
@@ -114,7 +118,10 @@ export class Metrics {
       }
     }
     for (const outcome of SHADOW_OUTCOMES) this.shadowAddresses.inc({ outcome }, 0);
-    for (const result of RECONCILE_RESULTS) this.slicesReconciled.inc({ result }, 0);
+    for (const result of RECONCILE_RESULTS) {
+      this.slicesReconciled.inc({ result }, 0);
+      this.shadowsReconciled.inc({ result }, 0);
+    }
     for (const reason of UNTOUCHED_REASONS) this.addressesUntouched.inc({ reason }, 0);
   }
 

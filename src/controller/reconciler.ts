@@ -46,6 +46,8 @@ export interface ReconcilerOptions {
   readonly isLeader?: () => boolean;
   /** How the pass waits out a 429's Retry-After; the real timer unless a test passes its own. */
   readonly sleep?: Sleep;
+  /** How soon an optional resource found not served or not granted is looked for again (default 60 s). */
+  readonly absentRetryMs?: number;
 }
 
 /** A Retry-After longer than this is cut to it: the pass resumes within a minute whatever the server said. */
@@ -109,6 +111,7 @@ export class SliceReconciler {
   private unsubscribe: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private resync: NodeJS.Timeout | undefined;
+  private relook: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private pending = false;
   private stopped = false;
@@ -150,6 +153,7 @@ export class SliceReconciler {
     this.unsubscribe?.();
     if (this.timer !== undefined) clearTimeout(this.timer);
     if (this.resync !== undefined) clearInterval(this.resync);
+    if (this.relook !== undefined) clearTimeout(this.relook);
     await this.running;
   }
 
@@ -217,6 +221,35 @@ export class SliceReconciler {
     this.options.logger.info({ listed, ...results }, 'reconcile pass done');
   }
 
+  /**
+   * A CRD installed later, or a grant added, is found without waiting for a resync: the missing kinds are probed (one
+   * item), and only a kind that answers makes a pass; a full pass over every slice each minute would cost a leaf
+   * without Liqo's offloading CRDs a list of all its slices for nothing. One look pending at most.
+   */
+  private lookAgainLater(): void {
+    this.relook ??= setTimeout(() => {
+      this.relook = undefined;
+      void this.probeAbsent();
+    }, this.options.absentRetryMs ?? 60_000);
+    this.relook.unref();
+  }
+
+  private async probeAbsent(): Promise<void> {
+    for (const { group, version, plural, labelSelector } of this.absent) {
+      if (this.stopped) return;
+      try {
+        await this.api.listClusterCustomObject({ group, version, plural, labelSelector, limit: 1 });
+      } catch (error) {
+        const status = httpStatus(error);
+        if (status === 404 || status === 403) continue;
+      }
+      // There now, or failing otherwise: a pass finds out which, and says so.
+      this.trigger('a resource not served or not granted before may be there now', 0);
+      return;
+    }
+    if (this.absent.size > 0 && !this.stopped) this.lookAgainLater();
+  }
+
   private retryLater(): void {
     const delay = this.backoff.next();
     this.options.logger.warn({ delayMs: Math.round(delay) }, 'reconcile pass had errors or conflicts, next pass after a delay');
@@ -240,12 +273,19 @@ export class SliceReconciler {
           group, version, plural, labelSelector, limit: this.options.pageSize ?? 500, ...(page === undefined ? {} : { _continue: page }),
         }));
       } catch (error) {
-        if (!resource.optional || httpStatus(error) !== 404) throw error;
-        if (!this.absent.has(resource)) this.options.logger.info({ resource: `${plural}.${group}` }, 'resource not served: nothing of it to reconcile');
+        // Not served (a CRD not installed) or not granted (the chart's switch for ShadowEndpointSlices drops the rule):
+        // either way nothing of it to keep, and no failing pass retried at the backoff's pace.
+        const status = httpStatus(error);
+        if (!resource.optional || (status !== 404 && status !== 403)) throw error;
+        if (!this.absent.has(resource)) {
+          this.options.logger.info({ resource: `${plural}.${group}`, status }, status === 404
+            ? 'resource not served: nothing of it to reconcile' : 'resource not granted: nothing of it to reconcile');
+        }
         this.absent.add(resource);
+        this.lookAgainLater();
         return;
       }
-      this.absent.delete(resource);
+      if (this.absent.delete(resource)) this.options.logger.info({ resource: `${plural}.${group}` }, 'resource served and granted again: reconciled from now on');
       const page = readListPage(body);
       yield* page.items;
       token = page.continueToken;
