@@ -4,6 +4,11 @@
 // it follows credential rotation: a 401 asks the config to read its credentials again, and new credentials restart the
 // open watch from where it stood (no relist, so no moment with an empty view), since a stream opened with revoked ones
 // would otherwise carry on until the server ends it.
+//
+// The list is where the owner decides what an answer means (onListError: a 404 or 403 may mean "none to read"), so
+// every answer that stops a watch for a reason of the server's own reaches a list again: a 401, 403 or 404 to a watch,
+// an ERROR event, and a watch that keeps failing (WATCH_FAILURES_BEFORE_LIST). And an answer the owner expects ends a
+// failure as a success does: after an outage of any length the source is live again whatever the server answers.
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from '../util/backoff.ts';
 import { isObject, objectField, stringField } from '../core/json.ts';
@@ -45,7 +50,12 @@ export interface ListWatchOptions<T> {
   readonly onRestart?: () => void;
   readonly logger: Logger;
   readonly backoff?: BackoffOptions;
-  /** Asked of the server, which then ends the stream; a silent stream is dropped after this plus a grace. */
+  /**
+   * Asked of the server, which then ends the stream; a silent stream is dropped after this plus a grace. It bounds how
+   * long a revoked right goes unnoticed on a watch that stays open (RBAC is checked when a request starts, and the
+   * reopened watch's 403 lists again). Unset: DEFAULT_WATCH_TIMEOUT_SECONDS plus up to a quarter more at random, so
+   * that replicas do not all reopen at once.
+   */
   readonly watchTimeoutSeconds?: number;
   /** For how long the source has been failing (see failing()); Date.now by default. */
   readonly now?: () => number;
@@ -72,6 +82,9 @@ export function earliestFailure(parts: readonly { readonly source: string; reado
 type WatchEnd =
   | { readonly kind: 'closed' }
   | { readonly kind: 'gone' }
+  /** The server refused the watch (401, 403), no longer serves the resource (404), or said why in an ERROR event. */
+  | { readonly kind: 'answered'; readonly error: unknown }
+  /** The network failed, or the server answered 5xx or 429: the same watch again, after the backoff. */
   | { readonly kind: 'error'; readonly error: unknown }
   /** New credentials: the watch is opened again with them, at once, from the same resourceVersion. */
   | { readonly kind: 'credentials' };
@@ -92,6 +105,24 @@ function resourceVersionOf(object: unknown): string | undefined {
 /** A watch that ran at least this long ended normally; a shorter one is a server closing on us, so back off. */
 const HEALTHY_WATCH_MS = 1000;
 const WATCHDOG_GRACE_MS = 30_000;
+/**
+ * A watch reopens from where it stood (resourceVersion), so a short timeout costs one request per source and period,
+ * not a list. One minute bounds how long a revoked right goes unnoticed on an open watch to 75 s.
+ */
+export const DEFAULT_WATCH_TIMEOUT_SECONDS = 60;
+/** The share of the default timeout added at random, so that the watches of many replicas do not reopen together. */
+const WATCH_TIMEOUT_JITTER = 0.25;
+/**
+ * Watches that failed in a row (the server away, or answering 5xx) before the next attempt is a list: one that
+ * resumes would meet the same server, and only a list reaches the owner's decision (a CRD deleted meanwhile answers
+ * the list 404; a server whose history restarted answers a resumed watch with errors for ever).
+ */
+const WATCH_FAILURES_BEFORE_LIST = 3;
+
+/** Statuses of a watch request that only a list can judge: refused, or no longer served. */
+function listJudges(status: number | undefined): boolean {
+  return status === 401 || status === 403 || status === 404;
+}
 
 /** `keep` for a watch whose owner reads whole objects (a few FCCs, a leaf's handful of Liqo objects). */
 export function keepObject(object: unknown): unknown {
@@ -117,6 +148,10 @@ export class ListWatch<T> {
   private credentialsChanged = false;
   private unsubscribe: (() => void) | undefined;
   private readonly now: () => number;
+  /** Watches in a row that the network or a 5xx ended with no event: past WATCH_FAILURES_BEFORE_LIST, a list. */
+  private failedWatches = 0;
+  /** Watches in a row answered 401, 403, 404 or with an ERROR event, no event between: past the first, a backoff. */
+  private answeredWatches = 0;
 
   constructor(private readonly options: ListWatchOptions<T>) {
     this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
@@ -206,6 +241,7 @@ export class ListWatch<T> {
   private async run(): Promise<void> {
     let needList = true;
     let watches = 0;
+
     while (!this.stopped) {
       if (needList) {
         try {
@@ -237,6 +273,9 @@ export class ListWatch<T> {
             this.refused(error, 'list');
             this.problem(describeError(error), { during: 'list' });
           } else {
+            // The server answered and the owner knows what it means: the source is live, whatever failed before.
+            this.failure = undefined;
+            this.recovered();
             this.firstSettledDone();
           }
           this.firstAttemptDone();
@@ -258,16 +297,29 @@ export class ListWatch<T> {
         needList = true;
         continue;
       }
+      if (end.kind === 'answered') {
+        // Only a list says what a refusal or a missing resource means to the owner (an optional one: none to read,
+        // so `hub-external`). At once the first time, so a revocation is acted on when it is seen; after the backoff
+        // when the watch after that list was answered so again, so that a list allowed where the watch is not is no
+        // hot loop.
+        this.refused(end.error, 'watch');
+        if (this.answeredWatches++ > 0) await this.sleep(this.backoff.next());
+        else this.options.logger.info({ resource: this.options.name, err: describeError(end.error) }, 'watch answered with an error: listing again');
+        this.failedWatches = 0;
+        needList = true;
+        continue;
+      }
       if (end.kind === 'error') {
-        const status = httpStatus(end.error);
-        // 410: the history we would resume from is compacted. 404: the resource itself went (a CRD deleted): only a
-        // list says what that means to the owner (for an optional resource, nothing to read, not a failure).
-        if (status === 410 || status === 404) { needList = true; continue; }
         this.refused(end.error, 'watch');
         this.problem(describeError(end.error), { during: 'watch' });
         await this.sleep(this.backoff.next());
+        if (++this.failedWatches >= WATCH_FAILURES_BEFORE_LIST) {
+          this.failedWatches = 0;
+          needList = true;
+        }
         continue;
       }
+      this.failedWatches = 0;
       if (Date.now() - started < HEALTHY_WATCH_MS) await this.sleep(this.backoff.next());
       else this.backoff.reset();
     }
@@ -289,10 +341,13 @@ export class ListWatch<T> {
   }
 
   private watchOnce(): Promise<WatchEnd> {
-    const timeoutSeconds = this.options.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 60);
+    const timeoutSeconds = this.options.watchTimeoutSeconds
+      ?? DEFAULT_WATCH_TIMEOUT_SECONDS + Math.floor(Math.random() * (DEFAULT_WATCH_TIMEOUT_SECONDS * WATCH_TIMEOUT_JITTER + 1));
     return new Promise<WatchEnd>((resolve) => {
       let gone = false;
       let failure: unknown;
+      /** The server's ERROR event, other than 410: its verdict on this watch, for a list to judge. */
+      let verdict: Error | undefined;
       let watchdog: NodeJS.Timeout | undefined;
       const arm = () => {
         if (watchdog !== undefined) clearTimeout(watchdog);
@@ -308,9 +363,11 @@ export class ListWatch<T> {
         if (type === 'ERROR') {
           const code = isObject(object) ? object.code : undefined;
           if (code === 410) gone = true;
-          else failure = new Error(`watch error event: ${JSON.stringify(object)}`);
+          else verdict = Object.assign(new Error(`watch error event: ${JSON.stringify(object)}`), typeof code === 'number' ? { statusCode: code } : {});
           return;
         }
+        this.failedWatches = 0;
+        this.answeredWatches = 0;
         const version = resourceVersionOf(object);
         if (version !== undefined) this.resourceVersion = version;
         this.backoff.reset();
@@ -331,8 +388,10 @@ export class ListWatch<T> {
         if (this.credentialsChanged) {
           this.credentialsChanged = false;
           resolve({ kind: 'credentials' });
-        } else if (gone) resolve({ kind: 'gone' });
+        } else if (gone || httpStatus(error) === 410) resolve({ kind: 'gone' });
+        else if (verdict !== undefined) resolve({ kind: 'answered', error: verdict });
         else if (failure !== undefined) resolve({ kind: 'error', error: failure });
+        else if (error && listJudges(httpStatus(error))) resolve({ kind: 'answered', error });
         else if (error) resolve({ kind: 'error', error });
         else resolve({ kind: 'closed' });
       };
