@@ -273,9 +273,13 @@ export class ListWatch<T> {
             this.refused(error, 'list');
             this.problem(describeError(error), { during: 'list' });
           } else {
-            // The server answered and the owner knows what it means: the source is live, whatever failed before.
+            // The server answered and the owner knows what it means (none to read): the source is live and the view
+            // matches it, whatever failed before. A 404 also proves the credentials were accepted.
             this.failure = undefined;
             this.recovered();
+            const { config } = this.options;
+            if (httpStatus(error) === 404 && config instanceof ReloadingKubeConfig) config.accepted();
+            this.options.onFresh?.();
             this.firstSettledDone();
           }
           this.firstAttemptDone();

@@ -48,6 +48,28 @@ test('a hub away for longer than the longest backoff, then answering 404 for the
   }
 });
 
+test('with no FCC CRD (a stock hub) each 404 keeps the view fresh: view_last_sync moves on, so no stale-view alert fires', async () => {
+  const hub = await startKubeApiServer();
+  hub.unregisterResource({ apiVersion: 'networking.liqo.io/v1beta1', kind: FOREIGN_CLUSTER_CONNECTIONS.kind });
+  let now = 1000;
+  const store = new SnapshotStore(() => now);
+  const source = new ClusterShortcutSource({ store, logger: createLogger('silent'), shortcutsConfig: await configFor(hub), namespace: undefined, localConfig: undefined, backoff: FAST });
+  try {
+    await source.start();
+    await waitFor(() => store.isSynced(), { description: 'synced with no FCC CRD' });
+    const first = store.lastSync();
+    now = 2000;
+    const refused = () => hub.requests.filter((r) => r.path.includes('foreignclusterconnections') && r.status === 404).length;
+    const before = refused();
+    await waitFor(() => refused() > before + 1, { description: 'two more 404 lists' });
+    assert.equal(first, 1000);
+    assert.equal(store.lastSync(), 2000, 'a list answered 404 is the source answering: the view of no FCCs is current');
+  } finally {
+    await source.stop();
+    await hub.close();
+  }
+});
+
 async function hubWithOneIp(): Promise<{ hub: KubeApiServer; store: SnapshotStore; source: HubIpamSource }> {
   const hub = await startKubeApiServer();
   hub.registerResource(LIQO_IPS);
