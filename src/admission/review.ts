@@ -16,6 +16,8 @@ export interface AdmissionRequest {
   readonly dryRun: boolean;
   /** The object exactly as the API server sent it: the patch is computed against this. */
   readonly object: Json | undefined;
+  /** The writer's field manager (`request.options.fieldManager` of its create, update or apply), where it gave one. */
+  readonly fieldManager?: string | undefined;
 }
 
 export type DecodedReview = Result<AdmissionRequest>;
@@ -52,5 +54,6 @@ export function decodeReview(body: unknown): DecodedReview {
     operation,
     dryRun: field(request, 'dryRun') === true,
     object: field(request, 'object'),
+    fieldManager: stringField(objectField(request, 'options') ?? {}, 'fieldManager'),
   });
 }

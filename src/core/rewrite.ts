@@ -151,6 +151,8 @@ interface FamilyContext<V extends number | bigint> {
   readonly unmatched: 'no-fcc' | 'no-pair';
   /** The stock path for the slice's hub: addresses in the leaf's view of its external CIDR go there, not to the pairs. */
   readonly resolver: FamilyResolver<V>;
+  /** SliceOptions.addressesAsSent: no address is an output of the stock path, so none is restored from its entries. */
+  readonly asSent: boolean;
 }
 
 /**
@@ -204,7 +206,11 @@ function rewriteFamily<V extends number | bigint>(
         continue;
       }
       // A fresh slice has no originals: no lookup, which would hash every address text for nothing.
-      const original = originals.size === 0 ? undefined : originals.get(input);
+      const entry = originals.size === 0 ? undefined : originals.get(input);
+      // On a write of Liqo's own writer an entry of the stock path is stale: the address is one Liqo sent itself
+      // (SliceOptions.addressesAsSent). The FCC path's entries are read as ever.
+      const original = entry !== undefined && context.asSent && resolver.active && resolver.resolve(entry.value, pod, clusterId) !== undefined
+        ? undefined : entry;
       const base = original?.text ?? input;
       const baseValue = original?.value ?? inputValue;
       // The hub's external space is the stock path's (hub-resolution.ts); every other address is the pairs'.
@@ -253,13 +259,13 @@ function rewriteFamily<V extends number | bigint>(
 }
 
 /** The rewrite of one slice; `observe` sees every address (for `explain`) and costs nothing when absent. */
-function rewriteSlice(slice: ReflectedSlice, snapshot: Snapshot, observe?: TraceObserver): SliceRewrite | SliceSkip {
+function rewriteSlice(slice: ReflectedSlice, snapshot: Snapshot, asSent: boolean, observe?: TraceObserver): SliceRewrite | SliceSkip {
   const view: ClusterView = snapshot.forCluster(slice.clusterId);
   const unmatched = view.states.length === 0 ? 'no-fcc' : 'no-pair';
   const resolver = slice.origin === undefined ? NO_HUB_RESOLVER : snapshot.resolverFor(slice.origin);
   return slice.family === 'IPv4'
-    ? rewriteFamily(slice, ipv4, view.index.ipv4, { unmatched, resolver: resolver.ipv4 }, observe)
-    : rewriteFamily(slice, ipv6, view.index.ipv6, { unmatched, resolver: resolver.ipv6 }, observe);
+    ? rewriteFamily(slice, ipv4, view.index.ipv4, { unmatched, resolver: resolver.ipv4, asSent }, observe)
+    : rewriteFamily(slice, ipv6, view.index.ipv6, { unmatched, resolver: resolver.ipv6, asSent }, observe);
 }
 
 /** f (docs/reference.md, "The rewrite") from any JSON: a skip (left alone) or the rewrite against the slice's cluster in `snapshot`. */
@@ -267,7 +273,7 @@ export function rewriteEndpointSlice(
   object: unknown, snapshot: Snapshot, options: SliceOptions = {}, observe?: TraceObserver,
 ): SliceRewrite | SliceSkip {
   const slice = readReflectedSlice(object, options);
-  return isSkip(slice) ? slice : rewriteSlice(slice, snapshot, observe);
+  return isSkip(slice) ? slice : rewriteSlice(slice, snapshot, options.addressesAsSent === true, observe);
 }
 
 export function isUnchanged(rewrite: SliceRewrite): boolean {
