@@ -40,6 +40,17 @@ export function httpStatus(error: unknown): number | undefined {
   return undefined;
 }
 
+/**
+ * How long the API server asked the caller to wait (Retry-After, whole seconds) with a 429: a young or busy API server
+ * (priority and fairness not yet set up for the caller, its watch cache still initialising) says when to come back.
+ */
+export function retryAfterMs(error: unknown): number | undefined {
+  if (!(error instanceof ApiException) || error.code !== 429) return undefined;
+  const header = Object.entries(error.headers ?? {}).find(([name]) => name.toLowerCase() === 'retry-after')?.[1];
+  const seconds = header === undefined ? Number.NaN : Number(header);
+  return Number.isInteger(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
+}
+
 export function describeError(error: unknown): string {
   const status = httpStatus(error);
   if (error instanceof ApiException) {

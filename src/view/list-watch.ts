@@ -13,7 +13,7 @@ import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from '../util/backoff.ts';
 import { isObject, objectField, stringField } from '../core/json.ts';
 import { namespacedName } from '../core/object-name.ts';
-import { describeError, httpStatus, type ListPage } from '../kube/client.ts';
+import { describeError, httpStatus, retryAfterMs, type ListPage } from '../kube/client.ts';
 import { ReloadingKubeConfig } from '../kube/reloading-config.ts';
 import type { Logger } from '../log.ts';
 import { ProblemLatch } from '../util/problem-latch.ts';
@@ -119,6 +119,9 @@ const WATCH_TIMEOUT_JITTER = 0.25;
  */
 const WATCH_FAILURES_BEFORE_LIST = 3;
 
+/** How many 429s in a row are retried after their Retry-After rather than the backoff (client-go's default: 10). */
+const RETRY_AFTER_HONOURED = 10;
+
 /** Statuses of a watch request that only a list can judge: refused, or no longer served. */
 function listJudges(status: number | undefined): boolean {
   return status === 401 || status === 403 || status === 404;
@@ -152,6 +155,10 @@ export class ListWatch<T> {
   private failedWatches = 0;
   /** Watches in a row answered 401, 403, 404 or with an ERROR event, no event between: past the first, a backoff. */
   private answeredWatches = 0;
+  /** Lists in a row answered 429 whose Retry-After was honoured. */
+  private throttled = 0;
+  /** Ends the watch being opened or read, as far as the loop is concerned. */
+  private endWatch: (() => void) | undefined;
 
   constructor(private readonly options: ListWatchOptions<T>) {
     this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
@@ -195,6 +202,9 @@ export class ListWatch<T> {
     this.unsubscribe?.();
     this.abort?.abort();
     this.wake?.();
+    // A watch whose server has not answered yet has no abort handle (client-node hands it over with the response):
+    // the loop stops without it, and the request is aborted when its answer comes.
+    this.endWatch?.();
     await this.running;
   }
 
@@ -238,6 +248,22 @@ export class ListWatch<T> {
     this.options.logger.info({ resource: this.options.name }, 'shortcut source recovered');
   }
 
+  /**
+   * The backoff's next delay, or sooner where a 429 says when to come back (a restarted API server answers so while
+   * its watch cache fills): honoured for a few answers in a row, so that an API server that stays overloaded is not
+   * asked once a second for ever.
+   */
+  private listDelay(error: unknown): number {
+    const delay = this.backoff.next();
+    const asked = retryAfterMs(error);
+    if (asked === undefined || this.throttled >= RETRY_AFTER_HONOURED) {
+      if (asked === undefined) this.throttled = 0;
+      return delay;
+    }
+    this.throttled++;
+    return Math.min(delay, asked);
+  }
+
   private async run(): Promise<void> {
     let needList = true;
     let watches = 0;
@@ -262,6 +288,7 @@ export class ListWatch<T> {
           this.objects = listed;
           this.resourceVersion = resourceVersion;
           needList = false;
+          this.throttled = 0;
           this.answered();
           this.recovered();
           this.options.onChange(this.objects);
@@ -283,7 +310,7 @@ export class ListWatch<T> {
             this.firstSettledDone();
           }
           this.firstAttemptDone();
-          await this.sleep(this.backoff.next());
+          await this.sleep(this.listDelay(error));
           continue;
         } finally {
           if (!needList) this.firstAttemptDone();
@@ -347,7 +374,12 @@ export class ListWatch<T> {
   private watchOnce(): Promise<WatchEnd> {
     const timeoutSeconds = this.options.watchTimeoutSeconds
       ?? DEFAULT_WATCH_TIMEOUT_SECONDS + Math.floor(Math.random() * (DEFAULT_WATCH_TIMEOUT_SECONDS * WATCH_TIMEOUT_JITTER + 1));
-    return new Promise<WatchEnd>((resolve) => {
+    return new Promise<WatchEnd>((settle) => {
+      const resolve = (end: WatchEnd) => {
+        this.endWatch = undefined;
+        settle(end);
+      };
+      this.endWatch = () => resolve({ kind: 'closed' });
       let gone = false;
       let failure: unknown;
       /** The server's ERROR event, other than 410: its verdict on this watch, for a list to judge. */

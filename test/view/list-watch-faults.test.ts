@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
+import { ApiException, KubeConfig } from '@kubernetes/client-node';
 import { createLogger } from '../../src/log.ts';
 import { ClusterShortcutSource } from '../../src/view/cluster-source.ts';
 import { HubIpamSource } from '../../src/view/hub-source.ts';
@@ -194,6 +194,49 @@ test('a server that fails every watch with a 5xx is listed again after three att
     assert.deepEqual(server.watchesBeforeList.slice(0, 2), [0, 3], 'three watches before the second list');
   } finally {
     await loop.stop();
+    server.close();
+  }
+});
+
+test('a list answered 429 with Retry-After (a restarted API server filling its watch cache) is tried again when asked, not after the backoff', async () => {
+  const server = await scriptedServer((_index, response) => { response.writeHead(200, { 'content-type': 'application/json' }).flushHeaders(); });
+  let lists = 0;
+  const statuses: (number | undefined)[] = [];
+  const loop = new ListWatch({
+    name: 'things', config: server.config, watchPath: '/api/v1/things', keep: keepObject, onChange: () => {}, logger: createLogger('silent'),
+    // A backoff far longer than the test: only Retry-After can bring the next list in time.
+    backoff: { initialMs: 600_000, maxMs: 600_000 },
+    list: async () => {
+      if (++lists <= 2) throw new ApiException(429, 'Too Many Requests', '{"kind":"Status","code":429,"message":"storage is (re)initializing"}', { 'retry-after': '0' });
+      return { items: [], resourceVersion: '5' };
+    },
+    onListError: (status) => { statuses.push(status); return 'unexpected'; },
+  });
+  loop.start();
+  try {
+    await waitFor(() => lists >= 3 && loop.failing() === undefined, { description: 'listed after two 429s', timeoutMs: 10_000 });
+    assert.deepEqual(statuses, [429, 429]);
+  } finally {
+    await loop.stop();
+    server.close();
+  }
+});
+
+test('stop() ends a loop whose watch the server has not answered yet (a hub that accepts and stays silent): shutdown is not held up', async () => {
+  // Headers never sent: the watch request waits for them, and client-node hands over no abort handle until they come.
+  const server = await scriptedServer(() => {});
+  const loop = loopOn(server.config, []);
+  loop.start();
+  try {
+    await waitFor(() => server.watches() >= 1, { description: 'the watch asked for' });
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      loop.stop().then(() => 'stopped'),
+      new Promise<string>((resolve) => { timer = setTimeout(() => resolve('still waiting after 5 s'), 5000); }),
+    ]);
+    clearTimeout(timer);
+    assert.equal(outcome, 'stopped');
+  } finally {
     server.close();
   }
 });
