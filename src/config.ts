@@ -49,6 +49,7 @@ export const SERVE_FLAGS = {
   'max-concurrent-patches': { type: 'string', value: 'N', help: `patches of stored slices the controller has in flight at once, 1 to 64 (default ${DEFAULT_MAX_CONCURRENT_PATCHES})` },
   'max-patches-per-second': { type: 'string', value: 'N', help: `the controller's cap on its requests to the API server per second, 1 to 10000 (default ${DEFAULT_MAX_PATCHES_PER_SECOND})` },
   'stale-view-after': { type: 'string', value: 'DUR', help: 'not ready once every read of a view source (the FCCs, the leaf\'s or the hub\'s Liqo objects, or the --shortcuts files) has failed for this long, so reviews go to replicas with a live view; 0 turns it off (default 60s)' },
+  'watch-timeout': { type: 'string', value: 'DUR', help: 'each watch of a view source is ended by the API server after this long and opened again where it stood: the bound on noticing a right revoked while it is open (default 60s, plus up to 15s at random)' },
   'log-level': { type: 'string', value: 'L', help: `one of ${LOG_LEVELS.join(', ')} (default info)` },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 } as const satisfies FlagTable;
@@ -294,6 +295,8 @@ export interface ServeConfig {
   readonly maxPatchesPerSecond: number;
   /** 0: never; see STALE_VIEW_AFTER_MS for the default and why. */
   readonly staleViewAfterMs: number;
+  /** Whole seconds; undefined: the list-watch's default, spread at random across replicas. */
+  readonly watchTimeoutSeconds: number | undefined;
   readonly logLevel: LogLevel;
 }
 
@@ -347,6 +350,11 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
   if (staleViewAfterMs === undefined) {
     throw new UsageError(`${values.name('stale-view-after')} ${staleRaw}: expected a duration such as 30s or 2m, or 0 for never`);
   }
+  const watchTimeoutRaw = values.text('watch-timeout');
+  const watchTimeoutMs = watchTimeoutRaw === undefined ? undefined : parseDuration(watchTimeoutRaw);
+  if (watchTimeoutRaw !== undefined && (watchTimeoutMs === undefined || watchTimeoutMs < 1000 || watchTimeoutMs % 1000 !== 0)) {
+    throw new UsageError(`${values.name('watch-timeout')} ${watchTimeoutRaw}: expected whole seconds, at least 1s, such as 30s or 2m`);
+  }
   const port = values.port('port', 9443);
   const opsPort = values.port('ops-port', 8080);
   if (port === opsPort && port !== 0) {
@@ -369,6 +377,7 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     maxConcurrentPatches: values.count('max-concurrent-patches', DEFAULT_MAX_CONCURRENT_PATCHES, 1, 64),
     maxPatchesPerSecond: values.count('max-patches-per-second', DEFAULT_MAX_PATCHES_PER_SECOND, 1, 10_000),
     staleViewAfterMs,
+    watchTimeoutSeconds: watchTimeoutMs === undefined ? undefined : watchTimeoutMs / 1000,
     logLevel: values.oneOf('log-level', LOG_LEVELS, 'info'),
   };
   return { help: false, config: Object.freeze(config) };

@@ -232,6 +232,7 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
       // FCCs read on the hub: its IPAM objects are read there too (the stock-Liqo path).
       hubConfig: config.shortcutsKubeconfig === undefined ? undefined : shortcuts,
       onRestart: () => metrics.viewWatchRestarts.inc(),
+      ...(config.watchTimeoutSeconds === undefined ? {} : { watchTimeoutSeconds: config.watchTimeoutSeconds }),
     });
     source = clusterSource;
     failing = () => clusterSource.failing();

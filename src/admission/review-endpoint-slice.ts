@@ -26,9 +26,8 @@ export function reviewEndpointSlice(request: AdmissionRequest, snapshot: Snapsho
   // The review's kind vouches for the object's type; an object written without apiVersion/kind (a hand-made
   // review, a tool that strips them) is read as what the API server says it is.
   const object = kind === undefined ? request.object : asEndpointSlice(request.object);
-  // Liqo's writer sends every address as it computes it now: what it sends is never restored (RewriteOptions.liqoWrite).
-  const liqoWrite = request.fieldManager === LIQO_WRITER_MANAGER;
-  const rewrite = rewriteEndpointSlice(object, snapshot, { clusterId: options.clusterId, liqoWrite }, options.observe);
+  // Liqo's writer sends every address itself: none of them is ours to restore (SliceOptions.addressesAsSent).
+  const rewrite = rewriteEndpointSlice(object, snapshot, { clusterId: options.clusterId, addressesAsSent: request.fieldManager === LIQO_WRITER_MANAGER }, options.observe);
   if (isSkip(rewrite)) return Outcome.skipped(rewrite.skip, rewrite.detail);
   // The patch is made here, inside the route's error handling: a failure to make it is an allowed write, not a 500.
   return isUnchanged(rewrite) ? Outcome.unchanged(rewrite) : Outcome.patched(rewrite, encodedPatch(rewrite));

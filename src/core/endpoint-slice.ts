@@ -72,6 +72,16 @@ export const LIQO_WRITER_MANAGER = 'shadow-endpointslice-controller';
 export interface SliceOptions {
   /** Used when the slice has no destination label. */
   readonly clusterId?: string | undefined;
+  /**
+   * Every address is as its writer sent it, none an output of the stock path: its originals entries are not read (the
+   * annotation is written anew). True for a write of Liqo's own writer (LIQO_WRITER_MANAGER), which forges the endpoints
+   * from the ShadowEndpointSlice, never from the stored slice: an entry that names one of its addresses is left from
+   * an earlier write of ours (our controller's field survives Liqo's server-side apply) and would turn an address
+   * Liqo now sends itself (a Service with `liqo.io/use-direct-connections`) back into a stale hub address. The FCC
+   * path's entries are read as ever. Should another mutating webhook make the API server call this one again on such
+   * a write, a resolved address is stored without its entry until Liqo's next write (docs/deploy.md).
+   */
+  readonly addressesAsSent?: boolean | undefined;
 }
 
 export function readReflectedSlice(object: unknown, options: SliceOptions = {}): ReflectedSlice | SliceSkip {

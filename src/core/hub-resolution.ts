@@ -30,6 +30,9 @@ export const HUB_NOT_READ: HubIpam = Object.freeze({ known: false, why: 'no hub 
  */
 export type StockReason = 'hub-external' | 'no-hub-ip' | 'no-peer' | 'no-shortcut' | 'tunnel-down';
 
+/** The detail's tag where the pod's own address is outside what the leaf declared for its cluster: no move applies. */
+export const OUTSIDE_DECLARED = 'outside-declared';
+
 export const STOCK_REASONS: readonly StockReason[] = ['hub-external', 'no-hub-ip', 'no-peer', 'no-shortcut', 'tunnel-down'];
 
 /** The pod an endpoint names (`targetRef` of kind RemotePod: the hub pod's name and namespace). */
@@ -274,7 +277,8 @@ function familyResolver<V extends number | bigint>(options: {
     if (network.state !== 'direct') return { resolved: false, reason: network.state, detail: `${ip.ref} runs on ${peer}; ${network.detail}` };
     const step4 = moveHolding(toLeaf, own);
     if (step4 === undefined) {
-      return { resolved: false, reason: 'no-shortcut', detail: `${ip.ref} runs on ${peer} at ${text(own)}, in no spec.remote.cidr.pod of this leaf's Configuration for ${peer}` };
+      // A position whose status side is missing maps nothing either (Liqo's own mapping would fail there too).
+      return { resolved: false, reason: 'no-shortcut', detail: `${OUTSIDE_DECLARED}: ${ip.ref} runs on ${peer} at ${text(own)}, in no spec.remote.cidr.pod (with a status entry) of this leaf's Configuration for ${peer}` };
     }
     return { resolved: true, value: moveInto(codec, own, step4.to), ip, peer, configuration: step4.configuration };
   }

@@ -4,11 +4,17 @@
 // it follows credential rotation: a 401 asks the config to read its credentials again, and new credentials restart the
 // open watch from where it stood (no relist, so no moment with an empty view), since a stream opened with revoked ones
 // would otherwise carry on until the server ends it.
+//
+// The list is where the owner decides what an answer means (onListError: a 404 or 403 may mean "none to read"), so
+// every answer that stops a watch for a reason of the server's own reaches a list again: a 401, 403 or 404 to a watch,
+// an ERROR event, and a watch that keeps failing (WATCH_FAILURES_BEFORE_LIST). And an answer the owner expects ends a
+// failure as a success does: after an outage of any length the source is live again whatever the server answers.
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from '../util/backoff.ts';
 import { isObject, objectField, stringField } from '../core/json.ts';
 import { namespacedName } from '../core/object-name.ts';
-import { describeError, httpStatus, type ListPage } from '../kube/client.ts';
+import { describeError, httpStatus, retryAfterHeader, type ListPage } from '../kube/client.ts';
+import { retryAfterMs } from '../util/retry-after.ts';
 import { ReloadingKubeConfig } from '../kube/reloading-config.ts';
 import type { Logger } from '../log.ts';
 import { ProblemLatch } from '../util/problem-latch.ts';
@@ -45,7 +51,12 @@ export interface ListWatchOptions<T> {
   readonly onRestart?: () => void;
   readonly logger: Logger;
   readonly backoff?: BackoffOptions;
-  /** Asked of the server, which then ends the stream; a silent stream is dropped after this plus a grace. */
+  /**
+   * Asked of the server, which then ends the stream; a silent stream is dropped after this plus a grace. It bounds how
+   * long a revoked right goes unnoticed on a watch that stays open (RBAC is checked when a request starts, and the
+   * reopened watch's 403 lists again). Unset: DEFAULT_WATCH_TIMEOUT_SECONDS plus up to a quarter more at random, so
+   * that replicas do not all reopen at once.
+   */
   readonly watchTimeoutSeconds?: number;
   /** For how long the source has been failing (see failing()); Date.now by default. */
   readonly now?: () => number;
@@ -72,6 +83,9 @@ export function earliestFailure(parts: readonly { readonly source: string; reado
 type WatchEnd =
   | { readonly kind: 'closed' }
   | { readonly kind: 'gone' }
+  /** The server refused the watch (401, 403), no longer serves the resource (404), or said why in an ERROR event. */
+  | { readonly kind: 'answered'; readonly error: unknown }
+  /** The network failed, or the server answered 5xx or 429: the same watch again, after the backoff. */
   | { readonly kind: 'error'; readonly error: unknown }
   /** New credentials: the watch is opened again with them, at once, from the same resourceVersion. */
   | { readonly kind: 'credentials' };
@@ -92,6 +106,27 @@ function resourceVersionOf(object: unknown): string | undefined {
 /** A watch that ran at least this long ended normally; a shorter one is a server closing on us, so back off. */
 const HEALTHY_WATCH_MS = 1000;
 const WATCHDOG_GRACE_MS = 30_000;
+/**
+ * A watch reopens from where it stood (resourceVersion), so a short timeout costs one request per source and period,
+ * not a list. One minute bounds how long a revoked right goes unnoticed on an open watch to 75 s.
+ */
+export const DEFAULT_WATCH_TIMEOUT_SECONDS = 60;
+/** The share of the default timeout added at random, so that the watches of many replicas do not reopen together. */
+const WATCH_TIMEOUT_JITTER = 0.25;
+/**
+ * Watches that failed in a row (the server away, or answering 5xx) before the next attempt is a list: one that
+ * resumes would meet the same server, and only a list reaches the owner's decision (a CRD deleted meanwhile answers
+ * the list 404; a server whose history restarted answers a resumed watch with errors for ever).
+ */
+const WATCH_FAILURES_BEFORE_LIST = 3;
+
+/** How many 429s in a row are retried after their Retry-After rather than the backoff (client-go's default: 10). */
+const RETRY_AFTER_HONOURED = 10;
+
+/** Statuses of a watch request that only a list can judge: refused, or no longer served. */
+function listJudges(status: number | undefined): boolean {
+  return status === 401 || status === 403 || status === 404;
+}
 
 /** `keep` for a watch whose owner reads whole objects (a few FCCs, a leaf's handful of Liqo objects). */
 export function keepObject(object: unknown): unknown {
@@ -117,6 +152,14 @@ export class ListWatch<T> {
   private credentialsChanged = false;
   private unsubscribe: (() => void) | undefined;
   private readonly now: () => number;
+  /** Watches in a row that the network or a 5xx ended with no event: past WATCH_FAILURES_BEFORE_LIST, a list. */
+  private failedWatches = 0;
+  /** Watches in a row answered 401, 403, 404 or with an ERROR event, no event between: past the first, a backoff. */
+  private answeredWatches = 0;
+  /** Lists in a row answered 429 whose Retry-After was honoured. */
+  private throttled = 0;
+  /** Ends the watch being opened or read, as far as the loop is concerned. */
+  private endWatch: (() => void) | undefined;
 
   constructor(private readonly options: ListWatchOptions<T>) {
     this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
@@ -160,6 +203,9 @@ export class ListWatch<T> {
     this.unsubscribe?.();
     this.abort?.abort();
     this.wake?.();
+    // A watch whose server has not answered yet has no abort handle (client-node hands it over with the response):
+    // the loop stops without it, and the request is aborted when its answer comes.
+    this.endWatch?.();
     await this.running;
   }
 
@@ -203,9 +249,26 @@ export class ListWatch<T> {
     this.options.logger.info({ resource: this.options.name }, 'shortcut source recovered');
   }
 
+  /**
+   * The backoff's next delay, or sooner where a 429 says when to come back (a restarted API server answers so while
+   * its watch cache fills): honoured for a few answers in a row, so that an API server that stays overloaded is not
+   * asked once a second for ever.
+   */
+  private listDelay(error: unknown): number {
+    const delay = this.backoff.next();
+    const asked = httpStatus(error) === 429 ? retryAfterMs(retryAfterHeader(error), { now: this.now(), maxMs: delay }) : undefined;
+    if (asked === undefined || this.throttled >= RETRY_AFTER_HONOURED) {
+      if (asked === undefined) this.throttled = 0;
+      return delay;
+    }
+    this.throttled++;
+    return Math.min(delay, asked);
+  }
+
   private async run(): Promise<void> {
     let needList = true;
     let watches = 0;
+
     while (!this.stopped) {
       if (needList) {
         try {
@@ -226,6 +289,7 @@ export class ListWatch<T> {
           this.objects = listed;
           this.resourceVersion = resourceVersion;
           needList = false;
+          this.throttled = 0;
           this.answered();
           this.recovered();
           this.options.onChange(this.objects);
@@ -237,10 +301,17 @@ export class ListWatch<T> {
             this.refused(error, 'list');
             this.problem(describeError(error), { during: 'list' });
           } else {
+            // The server answered and the owner knows what it means (none to read): the source is live and the view
+            // matches it, whatever failed before. A 404 also proves the credentials were accepted.
+            this.failure = undefined;
+            this.recovered();
+            const { config } = this.options;
+            if (httpStatus(error) === 404 && config instanceof ReloadingKubeConfig) config.accepted();
+            this.options.onFresh?.();
             this.firstSettledDone();
           }
           this.firstAttemptDone();
-          await this.sleep(this.backoff.next());
+          await this.sleep(this.listDelay(error));
           continue;
         } finally {
           if (!needList) this.firstAttemptDone();
@@ -258,16 +329,29 @@ export class ListWatch<T> {
         needList = true;
         continue;
       }
+      if (end.kind === 'answered') {
+        // Only a list says what a refusal or a missing resource means to the owner (an optional one: none to read,
+        // so `hub-external`). At once the first time, so a revocation is acted on when it is seen; after the backoff
+        // when the watch after that list was answered so again, so that a list allowed where the watch is not is no
+        // hot loop.
+        this.refused(end.error, 'watch');
+        if (this.answeredWatches++ > 0) await this.sleep(this.backoff.next());
+        else this.options.logger.info({ resource: this.options.name, err: describeError(end.error) }, 'watch answered with an error: listing again');
+        this.failedWatches = 0;
+        needList = true;
+        continue;
+      }
       if (end.kind === 'error') {
-        const status = httpStatus(end.error);
-        // 410: the history we would resume from is compacted. 404: the resource itself went (a CRD deleted): only a
-        // list says what that means to the owner (for an optional resource, nothing to read, not a failure).
-        if (status === 410 || status === 404) { needList = true; continue; }
         this.refused(end.error, 'watch');
         this.problem(describeError(end.error), { during: 'watch' });
         await this.sleep(this.backoff.next());
+        if (++this.failedWatches >= WATCH_FAILURES_BEFORE_LIST) {
+          this.failedWatches = 0;
+          needList = true;
+        }
         continue;
       }
+      this.failedWatches = 0;
       if (Date.now() - started < HEALTHY_WATCH_MS) await this.sleep(this.backoff.next());
       else this.backoff.reset();
     }
@@ -289,10 +373,18 @@ export class ListWatch<T> {
   }
 
   private watchOnce(): Promise<WatchEnd> {
-    const timeoutSeconds = this.options.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 60);
-    return new Promise<WatchEnd>((resolve) => {
+    const timeoutSeconds = this.options.watchTimeoutSeconds
+      ?? DEFAULT_WATCH_TIMEOUT_SECONDS + Math.floor(Math.random() * (DEFAULT_WATCH_TIMEOUT_SECONDS * WATCH_TIMEOUT_JITTER + 1));
+    return new Promise<WatchEnd>((settle) => {
+      const resolve = (end: WatchEnd) => {
+        this.endWatch = undefined;
+        settle(end);
+      };
+      this.endWatch = () => resolve({ kind: 'closed' });
       let gone = false;
       let failure: unknown;
+      /** The server's ERROR event, other than 410: its verdict on this watch, for a list to judge. */
+      let verdict: Error | undefined;
       let watchdog: NodeJS.Timeout | undefined;
       const arm = () => {
         if (watchdog !== undefined) clearTimeout(watchdog);
@@ -308,9 +400,11 @@ export class ListWatch<T> {
         if (type === 'ERROR') {
           const code = isObject(object) ? object.code : undefined;
           if (code === 410) gone = true;
-          else failure = new Error(`watch error event: ${JSON.stringify(object)}`);
+          else verdict = Object.assign(new Error(`watch error event: ${JSON.stringify(object)}`), typeof code === 'number' ? { statusCode: code } : {});
           return;
         }
+        this.failedWatches = 0;
+        this.answeredWatches = 0;
         const version = resourceVersionOf(object);
         if (version !== undefined) this.resourceVersion = version;
         this.backoff.reset();
@@ -331,8 +425,10 @@ export class ListWatch<T> {
         if (this.credentialsChanged) {
           this.credentialsChanged = false;
           resolve({ kind: 'credentials' });
-        } else if (gone) resolve({ kind: 'gone' });
+        } else if (gone || httpStatus(error) === 410) resolve({ kind: 'gone' });
+        else if (verdict !== undefined) resolve({ kind: 'answered', error: verdict });
         else if (failure !== undefined) resolve({ kind: 'error', error: failure });
+        else if (error && listJudges(httpStatus(error))) resolve({ kind: 'answered', error });
         else if (error) resolve({ kind: 'error', error });
         else resolve({ kind: 'closed' });
       };

@@ -103,7 +103,11 @@ test('a targetRef whose name matches IPs in two namespaces: the detail names bot
 test('the detail of each reason of step 4 names the pod, the peer and what is missing', () => {
   const unmapped = configurationObject({ peer: 'cluster3', remotePod: '10.59.0.0/16', remotePodView: '10.61.0.0/16' });
   assertStays(snapshotOf({ hub: defaultHub, leaf: [leafToHub, unmapped] }), 'no-shortcut',
-    'demo/web-0 runs on cluster3 at 10.60.0.151, in no spec.remote.cidr.pod of this leaf\'s Configuration for cluster3');
+    'outside-declared: demo/web-0 runs on cluster3 at 10.60.0.151, in no spec.remote.cidr.pod (with a status entry) of this leaf\'s Configuration for cluster3');
+  // The pod's address in a declared CIDR whose position has no status entry: nothing to move it into either.
+  const unseen = configurationObject({ peer: 'cluster3', remotePod: '10.60.0.0/16', remotePodView: [] });
+  assertStays(snapshotOf({ hub: defaultHub, leaf: [leafToHub, unseen] }), 'no-shortcut',
+    'outside-declared: demo/web-0 runs on cluster3 at 10.60.0.151, in no spec.remote.cidr.pod (with a status entry) of this leaf\'s Configuration for cluster3');
   assertStays(snapshotOf({ hub: defaultHub, connections: [] }), 'no-shortcut', 'demo/web-0 runs on cluster3; this leaf has no Liqo Connection to cluster3');
   assertStays(snapshotOf({ hub: defaultHub, connections: [connectionObject('cluster3', 'Connected', 'a'), connectionObject('cluster3', 'Connecting', 'b')] }),
     'tunnel-down', 'demo/web-0 runs on cluster3; the leaf\'s Liqo Connection to cluster3 is Connecting, not Connected');

@@ -46,6 +46,12 @@ const HUB_WRITER = 'liqo-virtual-kubelet';
 const CONVERGE = { timeoutMs: 30_000, intervalMs: 25 } as const;
 /** How long Liqo's writer and our controller run side by side, watched, for a write neither should make. */
 const QUIET_WINDOW_MS = 30_000;
+/** The fault tests' --watch-timeout and --stale-view-after, in seconds: short, so that the bounds are met quickly. */
+const FAULT_WATCH_TIMEOUT_S = 3;
+const FAULT_STALE_S = 10;
+/** The hub's outage: past the longest backoff (30 s) of every view source. */
+const HUB_OUTAGE_MS = 35_000;
+const HUB_READER_ROLE = '/apis/rbac.authorization.k8s.io/v1/clusterroles/shortcut-webhook-hub-reader';
 
 const skip = skipReason();
 
@@ -124,9 +130,9 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
     return text.split('\n').filter((line) => line.startsWith('apiserver_admission_webhook_fail_open_count{') && line.includes(`name="${WEBHOOK_NAME}"`))
       .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
   };
-  const startWebhook = async () => {
+  const startWebhook = async (extra: readonly string[] = []) => {
     webhook = await startServer(['--port', String(webhookPort), '--tls-cert', join(tlsVolume, 'tls.crt'), '--tls-key', join(tlsVolume, 'tls.key'),
-      '--kubeconfig', webhookKubeconfig, '--shortcuts-kubeconfig', hubReaderKubeconfig, '--resync-interval', '0'],
+      '--kubeconfig', webhookKubeconfig, '--shortcuts-kubeconfig', hubReaderKubeconfig, '--resync-interval', '0', ...extra],
     { POD_NAMESPACE: 'shortcut-webhook', POD_NAME: 'webhook-0' });
     const running = webhook;
     await waitFor(async () => (await opsGet(running, '/readyz')).status === 200, { ...CONVERGE, description: 'the webhook is ready' });
@@ -154,6 +160,81 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
     const text = JSON.stringify(r);
     return /forbidden|refuse/i.test(text) || /\b(?:HTTP|status|statusCode|code)\W{0,3}403\b/i.test(text) || /\(403\)/.test(text);
   });
+
+
+  /**
+   * Every stored version of the demo slices from now on, as the API server's watch sends them: not only the last. A
+   * watch that ends (its API server restarted) is opened again from the last version seen; where that history is
+   * gone (410), the slices are listed (each listed version recorded too) and `gaps` says so.
+   */
+  const recordVersions = async () => {
+    const versions: { type: string; name: string; addresses: string; at: number }[] = [];
+    let gaps = 0;
+    let stopped = false;
+    let current: { stop(): void; ended: Promise<void> } | undefined;
+    const listed = async () => {
+      const list = await admin.get<{ metadata: { resourceVersion: string }; items: KubeObject[] }>(SLICES);
+      return list.metadata.resourceVersion;
+    };
+    let version = await listed();
+    const open = async (): Promise<void> => {
+      let expired = false;
+      current = await admin.watch(SLICES, version, (event) => {
+        if (event.type === 'ERROR') {
+          expired = (event.object as { code?: number }).code === 410;
+          return;
+        }
+        version = event.object.metadata?.resourceVersion ?? version;
+        if (event.type !== 'BOOKMARK') versions.push({ type: event.type, name: event.object.metadata?.name ?? '', addresses: addressesOf(event.object), at: Date.now() });
+      });
+      void current.ended.then(async () => {
+        if (stopped) return;
+        if (expired) {
+          gaps++;
+          const list = await waitFor(async () => {
+            try {
+              return await admin.get<{ metadata: { resourceVersion: string }; items: KubeObject[] }>(SLICES);
+            } catch {
+              return undefined;
+            }
+          }, { timeoutMs: 120_000, intervalMs: 100, description: 'the slices listed again' });
+          for (const item of list.items) versions.push({ type: 'LISTED', name: item.metadata?.name ?? '', addresses: addressesOf(item), at: Date.now() });
+          version = list.metadata.resourceVersion;
+        }
+        await waitFor(async () => {
+          if (stopped) return true;
+          try {
+            await open();
+            return true;
+          } catch {
+            return false; // The API server is not back yet.
+          }
+        }, { timeoutMs: 120_000, intervalMs: 100, description: 'the slices watched again' });
+      });
+    };
+    await open();
+    return {
+      versions,
+      gaps: () => gaps,
+      stop: () => {
+        stopped = true;
+        current?.stop();
+      },
+    };
+  };
+  /** Each demo slice's addresses, by name. */
+  const allAddresses = async () => new Map((await admin.get<{ items: KubeObject[] }>(SLICES)).items.map((item) => [item.metadata?.name ?? '', addressesOf(item)]));
+  /** What restoring every address from the slice's originals annotation gives: each slice with no shortcut at all. */
+  const restoredAddresses = async () => new Map((await admin.get<{ items: KubeObject[] }>(SLICES)).items.map((item) => {
+    const originals = JSON.parse(annotationsOf(item)[ORIGINAL] ?? '{}') as Record<string, string>;
+    const endpoints = (item.endpoints ?? []) as { addresses: string[] }[];
+    return [item.metadata?.name ?? '', JSON.stringify(endpoints.map((endpoint) => endpoint.addresses.map((a) => originals[a] ?? a)))];
+  }));
+  const untilAll = (want: ReadonlyMap<string, string>, what: string, timeoutMs = 90_000) =>
+    waitFor(async () => {
+      const stored = await allAddresses();
+      return [...want].every(([name, addresses]) => stored.get(name) === addresses);
+    }, { timeoutMs, intervalMs: 100, description: what });
 
   before(async () => {
     const logDir = mkdtempSync(join(tmpdir(), 'shortcut-e2e-logs-'));
@@ -641,8 +722,12 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
     await untilStored('stock', '[["10.61.0.17"]]', 'resolved again when the tunnel is up');
     await admin.ok('DELETE', CONNECTION_PATH);
     await untilStored('stock', '[["10.71.0.5"]]', 'restored without a Connection to cluster3');
+    const writesBeforeResolved = writer!.writes('demo/stock');
     await createConnection(admin, 'cluster3', 'Connected');
     await untilStored('stock', '[["10.61.0.17"]]', 'resolved again with a Connection to cluster3');
+    // Liqo's writer applies its slice again after each write of ours (it owns the slice): that apply, which may move
+    // the slice's managedFields and so store a version, is over before the versions below are recorded.
+    await waitFor(() => writer!.writes('demo/stock') > writesBeforeResolved, { ...CONVERGE, description: 'the writer re-applied the resolved slice' });
 
     // Reallocation on the hub: db-0's IP goes, and its address is given to another pod, db-1 (10.81.0.99). The
     // shadow still names db-0 (the virtual kubelet keeps its translation): never db-0's old address, never db-1's.
@@ -713,5 +798,175 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
     assert.deepEqual(events.filter((e) => e.type !== 'BOOKMARK').map((e) => `${e.type} ${e.object.metadata?.name} ${e.object.metadata?.resourceVersion}`), [],
       `no slice's resourceVersion moved (${list.items.length} slices, ${shadows.length} of them Liqo's)`);
     assert.deepEqual(refusedInLog(running), []);
+  });
+  test('the hub reader\'s rights to IPs, then to Configurations, revoked without a restart: hub-external within the watch timeout, resolved again once given back; no stored version wrong', async () => {
+    // The bound is the watch timeout (docs/deploy.md): made short here by the flag, never by waiting.
+    await killServer(webhook);
+    const running = await startWebhook(['--watch-timeout', `${FAULT_WATCH_TIMEOUT_S}s`, '--stale-view-after', `${FAULT_STALE_S}s`]);
+    await untilStored('stock', '[["10.61.0.99"]]', 'db-1 resolved after the restart');
+    const recorder = await recordVersions();
+    const role = await hubAdmin.get<KubeObject & { rules: { resources: string[] }[] }>(HUB_READER_ROLE);
+    const figures: string[] = [];
+    try {
+      for (const resource of ['ips', 'configurations']) {
+        const revokedAt = Date.now();
+        await hubAdmin.ok('PATCH', HUB_READER_ROLE, { rules: role.rules.filter((rule) => !rule.resources.includes(resource)) }, { contentType: 'application/merge-patch+json' });
+        await untilStored('stock', '[["10.71.0.5"]]', `restored (hub-external) once ${resource} are refused`);
+        const noticedMs = Date.now() - revokedAt;
+        const { hub: known } = await debugPairs(running);
+        assert.ok(!known.known && known.why.includes(resource) && known.why.includes('403'), JSON.stringify(known));
+        assert.equal((await opsGet(running, '/readyz')).status, 200, 'a refused optional resource is a state of the hub, not a failing source');
+        // Noticed within the bound: the watch's timeout, then a list and a controller pass (a few seconds at most).
+        assert.ok(noticedMs < (FAULT_WATCH_TIMEOUT_S + 10) * 1000, `${resource} revoked, noticed after ${noticedMs} ms`);
+        const givenBackAt = Date.now();
+        await hubAdmin.ok('PATCH', HUB_READER_ROLE, { rules: role.rules }, { contentType: 'application/merge-patch+json' });
+        await waitFor(async () => await storedAddresses('stock') === '[["10.61.0.99"]]', { timeoutMs: 60_000, intervalMs: 100, description: `resolved again once ${resource} are given back` });
+        const backMs = Date.now() - givenBackAt;
+        // Looked for again at the optional resources' pace: a list within 30 s, then a pass.
+        assert.ok(backMs < 40_000, `${resource} given back, resolved after ${backMs} ms`);
+        figures.push(`${resource}: refusal noticed in ${noticedMs} ms, given back resolved in ${backMs} ms`);
+      }
+    } finally {
+      recorder.stop();
+    }
+    process.stdout.write(`# hub reader rights revoked and given back (watch timeout ${FAULT_WATCH_TIMEOUT_S} s): ${figures.join('; ')}\n`);
+    const wrong = recorder.versions.filter((v) => v.name !== 'stock' || !['[["10.61.0.99"]]', '[["10.71.0.5"]]'].includes(v.addresses));
+    assert.deepEqual(wrong, [], 'only the stock slice changed, and only between db-1\'s address and the hub\'s');
+    assert.ok(recorder.versions.length >= 4, 'restored and resolved twice');
+  });
+
+  test('a slice resolved by our controller whose Service then gains liqo.io/use-direct-connections ends with the address Liqo\'s writer sends, never the hub\'s', async () => {
+    const running = webhook!;
+    // Where the previous test left it: db-1 resolved, by our controller's last pass, whose field manager owns the
+    // originals annotation (Liqo's server-side apply leaves a field another manager owns).
+    const resolved = await slice('stock');
+    assert.equal(addressesOf(resolved), '[["10.61.0.99"]]');
+    assert.equal(annotationsOf(resolved)[ORIGINAL], '{"10.61.0.99":"10.71.0.5"}');
+    const owners = (resolved.metadata?.managedFields ?? []) as { manager: string; fieldsV1?: { 'f:metadata'?: { 'f:annotations'?: Record<string, unknown> } } }[];
+    assert.ok(owners.some((entry) => entry.manager === 'shortcut-webhook' && entry.fieldsV1?.['f:metadata']?.['f:annotations']?.[`f:${ORIGINAL}`] !== undefined),
+      `our controller owns the originals annotation: ${managersOf(resolved).join(', ')}`);
+    const recorder = await recordVersions();
+    const passes = () => logRecords(running).filter((r) => r.msg === 'reconcile pass done').length;
+    try {
+      // The hub's Service annotated: its virtual kubelet reflects db-1 untranslated and lists it under cluster3. The
+      // hub sees cluster3's pods remapped (10.81/16), which Liqo's writer cannot map; the shadow is written as the
+      // shadow route repairs it (cluster3's own address, 10.60.0.99, with its record of the hub's original), so that
+      // Liqo's writer maps it itself into the leaf's direct network to cluster3: 10.61.0.99.
+      const writes = writer!.writes('demo/stock');
+      await putShadow({
+        name: 'stock', addresses: [['10.60.0.99']], pods: ['db-1'],
+        annotations: {
+          'liqo.io/direct-connections-data': JSON.stringify({ clusterAddresses: { cluster3: ['10.60.0.99'] } }),
+          'liqo.io/shortcut-shadow-original-addresses': '{"10.60.0.99":"10.81.0.99"}',
+          'liqo.io/shortcut-original-direct-connections-data': JSON.stringify({ clusterAddresses: { cluster3: ['10.81.0.99'] } }),
+        },
+      });
+      await waitFor(() => writer!.writes('demo/stock') > writes, { ...CONVERGE, description: 'Liqo\'s writer applied the direct address' });
+      const sent = await waitFor(async () => {
+        const stored = await slice('stock');
+        return annotationsOf(stored)[ORIGINAL] === undefined ? stored : undefined;
+      }, { ...CONVERGE, description: 'the stale originals entry gone with Liqo\'s write' });
+      assert.equal(addressesOf(sent), '[["10.61.0.99"]]', 'the address Liqo sent');
+      // (Still flagged while an FCC's pair has 10.61/16 as its target: the flag names the shortcut space, whoever wrote.)
+      // Our controller passes over it where the old entry would have restored the hub address: the tunnel to
+      // cluster3 down, then up.
+      for (const value of ['Error', 'Connected']) {
+        const before = passes();
+        await setTunnel(value);
+        await waitFor(() => passes() > before, { ...CONVERGE, description: `a pass with the tunnel ${value}` });
+        assert.equal(await storedAddresses('stock'), '[["10.61.0.99"]]', `the address Liqo sent, with the tunnel ${value}`);
+      }
+    } finally {
+      recorder.stop();
+    }
+    const stock = recorder.versions.filter((v) => v.name === 'stock').map((v) => v.addresses);
+    assert.ok(stock.length > 0);
+    assert.deepEqual([...new Set(stock)], ['[["10.61.0.99"]]'], 'never the hub address, never another pod\'s');
+    // The Service's annotation removed again: the hub reflects the allocated address, resolved and recorded as before.
+    await putShadow({ name: 'stock', addresses: [['10.70.0.5']], pods: ['db-1'] });
+    await waitFor(async () => annotationsOf(await slice('stock'))[ORIGINAL] === '{"10.61.0.99":"10.71.0.5"}', { ...CONVERGE, description: 'resolved by the webhook again' });
+  });
+
+  test('the leaf\'s API server restarted in the middle of a controller pass: the pass is finished after it, and no stored version is wrong', async () => {
+    const running = webhook!;
+    // A hundred more slices through the shortcut, so that the pass below is long enough to be cut in the middle.
+    for (let batch = 0; batch < 10; batch++) {
+      await Promise.all(Array.from({ length: 10 }, (_, i) => admin.ok('POST', SLICES, direct({ name: `pass-${batch * 10 + i}`, addresses: [[`10.63.9.${batch * 10 + i}`]] }))));
+    }
+    const connected = await allAddresses();
+    assert.equal(connected.get('pass-99'), '[["10.61.9.99"]]');
+    const restored = await restoredAddresses();
+    const changing = [...connected].filter(([name, addresses]) => restored.get(name) !== addresses).map(([name]) => name);
+    assert.ok(changing.length >= 100, `a pass over many slices (${changing.length})`);
+    const recorder = await recordVersions();
+    let startMs = 0;
+    let doneAtStop = 0;
+    try {
+      // The tunnel to cluster3 goes down: a pass restores every slice that goes through it. At its first write the
+      // leaf's API server stops, and starts again.
+      await setTunnel('Error');
+      await waitFor(() => recorder.versions.length > 0, { ...CONVERGE, description: 'the pass\'s first write' });
+      await leaf.stopApiServer({ crash: true });
+      doneAtStop = new Set(recorder.versions.map((v) => v.name)).size;
+      assert.ok(doneAtStop < changing.length, `stopped in the middle of the pass: ${doneAtStop} of ${changing.length} slices written`);
+      // Without its watch cache, the restarted API server serves a watch from etcd's history: the recorder resumes
+      // from the last version it saw, where a fresh cache would begin after the writes made just before the crash.
+      startMs = await leaf.startApiServer({ extraFlags: ['--watch-cache=false'] });
+      const restartedAt = Date.now();
+      await untilAll(restored, 'every slice restored after the restart');
+      const finishedMs = Date.now() - restartedAt;
+      process.stdout.write(`# leaf API server restarted after ${doneAtStop} of ${changing.length} slices: ready in ${startMs} ms, the pass finished ${finishedMs} ms later\n`);
+      await setTunnel('Connected');
+      await untilAll(connected, 'every slice through the shortcut again');
+    } finally {
+      recorder.stop();
+    }
+    const wrong = recorder.versions.filter((v) => v.type !== 'DELETED' && v.addresses !== connected.get(v.name) && v.addresses !== restored.get(v.name));
+    assert.deepEqual(wrong, [], 'every stored version is the slice through the shortcut or restored');
+    assert.equal(recorder.gaps(), 0, 'the watch resumed where it stood after the restart');
+    await waitFor(async () => (await opsGet(running, '/readyz')).status === 200, { ...CONVERGE, description: 'ready after the leaf\'s restart' });
+  });
+
+  test('the hub\'s API server away for longer than the longest backoff, then back without the FCC CRD (a 404, as on stock Liqo): ready again, and no slice stored in between', async () => {
+    const running = webhook!;
+    // The shortcut operator uninstalled: the hub serves no FCCs, as stock Liqo; the FCC path's slices are restored,
+    // the stock path's stays resolved.
+    const withoutFccs = await restoredAddresses();
+    withoutFccs.set('stock', await storedAddresses('stock'));
+    await hubAdmin.ok('DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/foreignclusterconnections.networking.liqo.io');
+    await waitFor(() => logRecords(running).some((r) => typeof r.msg === 'string' && r.msg.startsWith('no ForeignClusterConnections to read')),
+      { ...CONVERGE, description: 'the webhook sees no FCC CRD on the hub' });
+    await untilAll(withoutFccs, 'the FCC path\'s slices restored');
+    await waitFor(async () => (await opsGet(running, '/readyz')).status === 200, { ...CONVERGE, description: 'ready without FCCs' });
+    const settled = await allAddresses();
+    assert.equal(settled.get('stock'), '[["10.61.0.99"]]', 'the stock path needs no FCC');
+    const recorder = await recordVersions();
+    let recoveredMs = 0;
+    let downMs = 0;
+    try {
+      await hub.stopApiServer();
+      const stoppedAt = Date.now();
+      // Away longer than the longest backoff (30 s), and long enough for the replica to turn not ready.
+      await waitFor(async () => Date.now() - stoppedAt >= HUB_OUTAGE_MS && (await opsGet(running, '/readyz')).status === 503,
+        { timeoutMs: HUB_OUTAGE_MS + 60_000, intervalMs: 250, description: 'the hub away, the replica not ready' });
+      downMs = Date.now() - stoppedAt;
+      await hub.startApiServer();
+      const backAt = Date.now();
+      await waitFor(async () => (await opsGet(running, '/readyz')).status === 200, { timeoutMs: 120_000, intervalMs: 100, description: 'ready again once the hub answers' });
+      recoveredMs = Date.now() - backAt;
+      const { hub: known } = await debugPairs(running);
+      assert.ok(known.known && known.ips === 1, JSON.stringify(known));
+    } finally {
+      recorder.stop();
+    }
+    process.stdout.write(`# hub API server away ${downMs} ms, back answering 404 for the FCCs: ready again ${recoveredMs} ms after it answered\n`);
+    for (const record of logRecords(running).filter((r) => r.msg === 'shortcut source problem, retrying' || r.msg === 'shortcut source recovered').slice(-12)) {
+      process.stdout.write(`#   ${String(record.time)} ${String(record.resource)} ${String(record.msg)} ${String(record.err ?? '')}\n`);
+    }
+    assert.deepEqual(recorder.versions, [], 'nothing was stored while the hub was away or after it came back');
+    assert.deepEqual(await allAddresses(), settled);
+    // Each source tries again within the backoff's cap (30 s); a young API server may answer that first try 429 (its
+    // priority and fairness not yet set up for the caller), and then the next one.
+    assert.ok(recoveredMs < 70_000, `ready ${recoveredMs} ms after the hub answered: within two retries at the backoff's cap`);
   });
 });

@@ -25,6 +25,16 @@ export interface ControlPlane {
   readonly startupMs: number;
   /** A kubeconfig file for a bearer token, trusting this API server. */
   writeTokenKubeconfig(name: string, token: string): string;
+  /**
+   * Stops kube-apiserver alone (etcd keeps the data): the cluster's API is away until startApiServer. `crash`: SIGKILL,
+   * so requests in flight fail at once, where SIGTERM lets the server finish them first.
+   */
+  stopApiServer(options?: { readonly crash?: boolean }): Promise<void>;
+  /**
+   * Starts kube-apiserver again on the same port with the same flags, and `extraFlags`; resolves with the ms until
+   * /readyz said ok.
+   */
+  startApiServer(options?: { readonly extraFlags?: readonly string[] }): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -156,21 +166,6 @@ async function startOnFreePorts(): Promise<ControlPlane> {
   };
   try {
     await readyOrExited(etcd, 'etcd', etcdLog, () => readFileSync(etcdLog, 'utf8').includes('etcd ready'), 30_000);
-    apiServer = spawnLogged(join(bin, 'kube-apiserver'), [
-      `--etcd-servers=http://127.0.0.1:${etcdClient}`,
-      '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${securePort}`,
-      // No kubernetes.default Service endpoints: nothing runs in pods here, and a loopback address may not be one.
-      '--endpoint-reconciler-type=none',
-      `--tls-cert-file=${join(dir, 'apiserver.crt')}`, `--tls-private-key-file=${join(dir, 'apiserver.key')}`,
-      `--client-ca-file=${join(dir, 'ca.crt')}`,
-      '--authorization-mode=Node,RBAC',
-      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      `--service-account-key-file=${join(dir, 'sa.pub')}`, `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
-      '--service-cluster-ip-range=10.96.0.0/16',
-      `--cert-dir=${join(dir, 'cert-dir')}`,
-      '--profiling=false',
-      '--v=1',
-    ], apiServerLog);
     const ca = readFileSync(join(dir, 'ca.crt'));
     const url = `https://127.0.0.1:${securePort}`;
     const adminConfig = kubeconfig(url, ca, {
@@ -180,14 +175,33 @@ async function startOnFreePorts(): Promise<ControlPlane> {
     const adminKubeconfig = join(dir, 'admin.kubeconfig');
     writeFileSync(adminKubeconfig, adminConfig, { mode: 0o600 });
     const admin = new KubeClient(url, ca, { cert: readFileSync(join(dir, 'admin.crt')), key: readFileSync(join(dir, 'admin.key')) });
-    const running = apiServer;
-    await readyOrExited(running, 'kube-apiserver', apiServerLog, async () => {
-      try {
-        return (await admin.request('GET', '/readyz')).status === 200;
-      } catch {
-        return false; // Not listening yet.
-      }
-    }, 60_000);
+    const launchApiServer = async (extraFlags: readonly string[] = []) => {
+      const running = spawnLogged(join(bin, 'kube-apiserver'), [
+        `--etcd-servers=http://127.0.0.1:${etcdClient}`,
+        '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${securePort}`,
+        // No kubernetes.default Service endpoints: nothing runs in pods here, and a loopback address may not be one.
+        '--endpoint-reconciler-type=none',
+        `--tls-cert-file=${join(dir, 'apiserver.crt')}`, `--tls-private-key-file=${join(dir, 'apiserver.key')}`,
+        `--client-ca-file=${join(dir, 'ca.crt')}`,
+        '--authorization-mode=Node,RBAC',
+        '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+        `--service-account-key-file=${join(dir, 'sa.pub')}`, `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
+        '--service-cluster-ip-range=10.96.0.0/16',
+        `--cert-dir=${join(dir, 'cert-dir')}`,
+        '--profiling=false',
+        '--v=1',
+        ...extraFlags,
+      ], apiServerLog);
+      apiServer = running;
+      await readyOrExited(running, 'kube-apiserver', apiServerLog, async () => {
+        try {
+          return (await admin.request('GET', '/readyz')).status === 200;
+        } catch {
+          return false; // Not listening yet.
+        }
+      }, 60_000);
+    };
+    await launchApiServer();
     const startupMs = Date.now() - started;
     return {
       url, ca, adminKubeconfig, admin, dir, apiServerLog, startupMs,
@@ -195,6 +209,21 @@ async function startOnFreePorts(): Promise<ControlPlane> {
         const file = join(dir, `${name}.kubeconfig`);
         writeFileSync(file, kubeconfig(url, ca, { token }), { mode: 0o600 });
         return file;
+      },
+      stopApiServer: async (options = {}) => {
+        if (apiServer === undefined) return;
+        if (options.crash === true && apiServer.pid !== undefined && apiServer.exitCode === null && apiServer.signalCode === null) {
+          const exited = new Promise<void>((resolve) => apiServer?.once('exit', () => resolve()));
+          killGroup(apiServer.pid, 'SIGKILL');
+          await exited;
+          return;
+        }
+        await stopChild(apiServer);
+      },
+      startApiServer: async (options = {}) => {
+        const begun = Date.now();
+        await launchApiServer(options.extraFlags);
+        return Date.now() - begun;
       },
       stop: async () => {
         admin.close();
