@@ -68,3 +68,18 @@ test('a slice left alone because its annotations would be too large says so on s
   assert.equal(run.stdout, '[]\n');
   assert.match(run.stderr, /demo\/web-abcde left as it came: the annotations would pass the API server's 262144 byte limit/);
 });
+
+test('a JSON error is placed where a JSON reader places it, in the whole file: the line of the token after a missing comma', async () => {
+  const file = join(dir, 'broken.json');
+  // One document: yaml (the fallback reader) put the error at line 2, the key before the missing comma.
+  writeFileSync(file, '{"apiVersion": "discovery.k8s.io/v1",\n "kind": "EndpointSlice"\n "metadata": {}}\n');
+  const single = await runCli(['rewrite', '--shortcuts', shortcuts, file]);
+  assert.equal(single.code, 1);
+  assert.match(single.stderr, /broken\.json#1, line 3, column 2: .* in JSON\n$/);
+  // JSON Lines: the position was counted from the start of the broken value, not of the file.
+  writeFileSync(file, `${JSON.stringify(sliceObject())}\n{"kind": "EndpointSlice",\n "a" 1}\n`);
+  const lines = await runCli(['rewrite', '--shortcuts', shortcuts, file]);
+  assert.equal(lines.code, 1);
+  assert.match(lines.stderr, /broken\.json#2, line 3, column 6: .* in JSON\n$/);
+  assert.equal(lines.stdout, '');
+});
