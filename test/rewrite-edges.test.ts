@@ -83,3 +83,12 @@ test('a JSON error is placed where a JSON reader places it, in the whole file: t
   assert.match(lines.stderr, /broken\.json#2, line 3, column 6: .* in JSON\n$/);
   assert.equal(lines.stdout, '');
 });
+
+test('`rewrite --hub` without --shortcuts names what the stock-Liqo path needs of the leaf, not FCCs', async () => {
+  const run = await runCli(['rewrite', '--hub', 'examples/stock-liqo/hub.yaml', 'examples/stock-liqo/endpointslice.yaml']);
+  assert.equal(run.code, 2);
+  assert.match(run.stderr, /needs at least one --shortcuts PATH besides --hub: the leaf's Liqo Connections and Configurations/);
+  assert.doesNotMatch(run.stderr, /ForeignClusterConnections to rewrite against/);
+  const help = await runCli(['rewrite', '--help']);
+  assert.match(help.stdout, /--shortcuts PATH +the leaf's side: ForeignClusterConnections \(FCC path\) and\/or the leaf's Liqo Connections and Configurations \(all the stock-Liqo path needs, with --hub\)/);
+});
