@@ -27,7 +27,8 @@ COPY package.json package-lock.json .npmrc ./
 # No scripts: `prepare` would bundle before the sources are here (the step below does it, with the same config).
 # The optional secret `ca-certificates` (`--secret id=ca-certificates,src=/etc/ssl/certs/ca-certificates.crt`) is a
 # CA bundle npm trusts besides Node's own, for a registry behind a TLS-inspecting proxy; a secret mount is in no layer.
-RUN --mount=type=secret,id=ca-certificates \
+# npm's download cache is a cache mount: kept by the builder between builds, in no layer.
+RUN --mount=type=secret,id=ca-certificates --mount=type=cache,target=/root/.npm,sharing=locked \
     if [ -s /run/secrets/ca-certificates ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca-certificates; fi \
   && npm ci --ignore-scripts --no-audit --no-fund
 # esbuild reads tsconfig.json too (class field semantics follow its target), so the bundle behaves as under tsx.
@@ -43,10 +44,9 @@ RUN SOURCE_COMMIT="${SOURCE_COMMIT}" node build/bundle.js --outdir dist
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
-RUN --mount=type=secret,id=ca-certificates \
+RUN --mount=type=secret,id=ca-certificates --mount=type=cache,target=/root/.npm,sharing=locked \
     if [ -s /run/secrets/ca-certificates ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca-certificates; fi \
-  && npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
-  && npm cache clean --force
+  && npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 # The bundle holds every package but the ones build/bundle.js keeps external (the Kubernetes client): only those and
 # their dependencies stay (tsx, esbuild, fastify, pino, prom-client, yaml and node_modules/.bin go).
 COPY build/runtime-modules.js ./build/
