@@ -47,8 +47,9 @@ function kindProblem(object: JsonObject, where: string): string | undefined {
   const kind = stringField(object, 'kind');
   if (kind !== undefined && INPUT_KINDS.has(kind)) return undefined;
   const what = `${stringField(object, 'apiVersion') ?? '(no apiVersion)'} ${kind ?? '(no kind)'} ${sliceName(object)}`;
-  const hint = kind === 'ForeignClusterConnection' || kind === 'IP' || kind === 'Configuration' || kind === 'Connection'
-    ? `; give ${kind} objects with --shortcuts (or the hub's with --hub)` : '';
+  const hint = kind === 'IP' ? '; give the hub\'s IPs with --hub'
+    : kind === 'ForeignClusterConnection' || kind === 'Configuration' || kind === 'Connection'
+      ? `; give ${kind} objects with --shortcuts (the hub's Configurations with --hub)` : '';
   return `${what}${where} is not an input rewrite takes (an EndpointSlice, a List of them or an AdmissionReview)${hint}`;
 }
 
