@@ -2,7 +2,9 @@
 # shortcut-webhook image: a bundled, tsx-free runtime on distroless Node.js 24 (LTS), running as a numeric non-root
 # user. .ci/run runs the test suite on this major too (read from RUNTIME_IMAGE below).
 #
-#   docker build -t shortcut-webhook:0.2.0 .
+#   docker build -t shortcut-webhook:0.2.0 --build-arg SOURCE_COMMIT=$(git rev-parse HEAD) .
+#
+# (podman build and buildah bud take the same arguments; docs/deploy.md shows the push, .ci/image the build CI runs.)
 #
 # Stages: `build` bundles src/ with esbuild (build/bundle.js; the Kubernetes client stays external), `deps` installs
 # production dependencies only, and the final stage copies the two onto a base image with no shell and no package
@@ -20,9 +22,15 @@ ARG SOURCE_COMMIT=""
 # The bundle is the same on every platform, so it is built natively when cross-building.
 FROM --platform=$BUILDPLATFORM ${NODE_IMAGE} AS build
 WORKDIR /src
-COPY package.json package-lock.json ./
+# .npmrc: legacy-peer-deps, which the lockfile was written with (without it `npm ci` finds the lockfile out of sync).
+COPY package.json package-lock.json .npmrc ./
 # No scripts: `prepare` would bundle before the sources are here (the step below does it, with the same config).
-RUN npm ci --ignore-scripts --no-audit --no-fund
+# The optional secret `ca-certificates` (`--secret id=ca-certificates,src=/etc/ssl/certs/ca-certificates.crt`) is a
+# CA bundle npm trusts besides Node's own, for a registry behind a TLS-inspecting proxy; a secret mount is in no layer.
+# npm's download cache is a cache mount: kept by the builder between builds, in no layer.
+RUN --mount=type=secret,id=ca-certificates --mount=type=cache,target=/root/.npm,sharing=locked \
+    if [ -s /run/secrets/ca-certificates ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca-certificates; fi \
+  && npm ci --ignore-scripts --no-audit --no-fund
 # esbuild reads tsconfig.json too (class field semantics follow its target), so the bundle behaves as under tsx.
 COPY tsconfig.json ./
 COPY build ./build
@@ -35,16 +43,22 @@ RUN SOURCE_COMMIT="${SOURCE_COMMIT}" node build/bundle.js --outdir dist
 
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
-COPY package.json package-lock.json ./
-# tsx (and the esbuild binary it brings) only serves `npx shortcut-webhook` in a checkout; the image runs the bundle.
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
-  && rm -rf node_modules/tsx node_modules/esbuild node_modules/@esbuild node_modules/.bin \
-  && npm cache clean --force
+COPY package.json package-lock.json .npmrc ./
+RUN --mount=type=secret,id=ca-certificates --mount=type=cache,target=/root/.npm,sharing=locked \
+    if [ -s /run/secrets/ca-certificates ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca-certificates; fi \
+  && npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+# The bundle holds every package but the ones build/bundle.js keeps external (the Kubernetes client): only those and
+# their dependencies stay (tsx, esbuild, fastify, pino, prom-client, yaml and node_modules/.bin go).
+COPY build/runtime-modules.js ./build/
+COPY --from=build /src/dist/modules.json ./dist/
+RUN node build/runtime-modules.js --modules dist/modules.json --node-modules node_modules
 
 FROM ${RUNTIME_IMAGE}
 ARG VERSION
+ARG SOURCE_COMMIT
 LABEL org.opencontainers.image.title="shortcut-webhook" \
       org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${SOURCE_COMMIT}" \
       org.opencontainers.image.description="Mutating admission webhook that routes Liqo reflected EndpointSlices through leaf-to-leaf shortcuts" \
       org.opencontainers.image.licenses="Apache-2.0"
 WORKDIR /app

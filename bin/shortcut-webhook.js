@@ -6,6 +6,9 @@
 import module from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { currentBundle } from '../build/source-stamp.js';
+import { warnIfOldNode } from './node-version.js';
+
+warnIfOldNode();
 
 // Node 22.1 and later keep V8's compiled code of every module in a cache under the temporary folder, checked
 // against each module's source: a `serve` start compiles fastify, pino and prom-client once, not every time (the

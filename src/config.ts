@@ -55,7 +55,7 @@ export const SERVE_FLAGS = {
 } as const satisfies FlagTable;
 
 export const REWRITE_FLAGS = {
-  shortcuts: { type: 'string', multiple: true, value: 'PATH', help: 'ForeignClusterConnections, and optionally the leaf\'s Liqo Connections and Configurations: a file or folder of YAML/JSON (repeatable, required)' },
+  shortcuts: { type: 'string', multiple: true, value: 'PATH', help: 'the leaf\'s side: ForeignClusterConnections (FCC path) and/or the leaf\'s Liqo Connections and Configurations (all the stock-Liqo path needs, with --hub): a file or folder of YAML/JSON (repeatable, required)' },
   hub: { type: 'string', multiple: true, value: 'PATH', help: 'the hub\'s Liqo IPs and Configurations (and any FCCs): a file or folder of YAML/JSON, for the stock-Liqo path (repeatable)' },
   'cluster-id': { type: 'string', value: 'ID', help: 'local cluster ID for slices without offloading.liqo.io/destination' },
   filename: { type: 'string', short: 'f', multiple: true, value: 'PATH', help: 'input: a file, a folder (its .yaml, .yml and .json files in name order) or - for standard input (repeatable, read in order; also as arguments)' },
@@ -410,7 +410,12 @@ export function parseRewriteArgs(argv: readonly string[], env: NodeJS.ProcessEnv
   const values = readFlags(REWRITE_FLAGS, argv, env);
   if (values.help) return { help: true };
   const shortcuts = values.list('shortcuts');
-  if (shortcuts.length === 0) throw new UsageError('needs at least one --shortcuts PATH (the ForeignClusterConnections to rewrite against)');
+  if (shortcuts.length === 0) {
+    throw new UsageError(values.list('hub').length > 0
+      // The stock-Liqo path has no FCCs: what it needs of the leaf are its Connections and Configurations.
+      ? 'needs at least one --shortcuts PATH besides --hub: the leaf\'s Liqo Connections and Configurations (kubectl --context leaf get connections.networking.liqo.io,configurations.networking.liqo.io -A -o yaml), which tell the direct networks the hub\'s addresses are moved into'
+      : 'needs at least one --shortcuts PATH: the ForeignClusterConnections to rewrite against (FCC path), or the leaf\'s Liqo Connections and Configurations with the hub\'s objects in --hub (stock-Liqo path)');
+  }
   const explain = values.flag('explain');
   const output = values.oneOf('output', OUTPUT_FORMATS, 'yaml');
   if (explain && values.text('output') !== undefined && output !== 'json') {

@@ -159,15 +159,53 @@ async function listenAll(app: { listen(options: { host: string; port: number }):
   }
 }
 
-function signalled(): Promise<string> {
-  return new Promise((resolve) => {
-    const stop = (signal: string) => resolve(signal);
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
+/** What stops the server: SIGTERM (the kubelet, `kill`), SIGINT (Ctrl-C), SIGHUP (the terminal went away). */
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+
+/**
+ * The first stop signal, and `release` to remove the handlers once the shutdown is logged. Until then a repeated
+ * signal is only noted: with the default action it would kill the process mid-shutdown and lose the `shutting down`
+ * and `stopped` lines, which is what a signal to `npm start`'s process group did in about half the runs (this
+ * process gets it, and npm forwards its own). The shutdown is bounded by SHUTDOWN_DEADLINE_MS; SIGKILL still ends it.
+ */
+function signalled(onRepeat: (signal: string) => void): { first: Promise<string>; release: () => void } {
+  let first: string | undefined;
+  let resolveFirst: (signal: string) => void = () => undefined;
+  const promise = new Promise<string>((resolve) => {
+    resolveFirst = resolve;
   });
+  const handle = (signal: string): void => {
+    if (first !== undefined) {
+      onRepeat(signal);
+      return;
+    }
+    first = signal;
+    resolveFirst(signal);
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, handle);
+  return { first: promise, release: () => { for (const signal of STOP_SIGNALS) process.off(signal, handle); } };
 }
 
+/**
+ * `serve` until stopped. What it leaves on disk (the development pair's keys) is removed on every way out: a return,
+ * after a clean stop or a failed start, in the `finally`; a process.exit or an uncaught error on the way, by the
+ * process's `exit` event.
+ */
 export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promise<number> {
+  const cleanups: (() => void)[] = [];
+  const cleanUp = (): void => {
+    for (const cleanup of cleanups.splice(0)) cleanup();
+  };
+  process.once('exit', cleanUp);
+  try {
+    return await serveUntilStopped(config, env, cleanups);
+  } finally {
+    cleanUp();
+    process.off('exit', cleanUp);
+  }
+}
+
+async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cleanups: (() => void)[]): Promise<number> {
   const logger = createLogger(config.logLevel);
   const build = buildInfo();
   const metrics = new Metrics({ build, processMetrics: true });
@@ -181,7 +219,13 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
 
   let tlsFiles;
   try {
-    tlsFiles = config.tls ?? developmentTls(logger);
+    if (config.tls !== undefined) {
+      tlsFiles = config.tls;
+    } else {
+      const development = developmentTls(logger);
+      cleanups.push(development.remove);
+      tlsFiles = development.files;
+    }
   } catch (error) {
     logger.fatal({ err: errorMessage(error) }, 'no --tls-cert/--tls-key and no development certificate could be made');
     return EXIT_INVALID_INPUT;
@@ -301,7 +345,7 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
   const staleCheck = setInterval(() => staleness(), STALE_CHECK_MS);
   staleCheck.unref();
   const ops = buildOpsApp({ view: store, metrics, logger, readiness, clusterId: config.clusterId, sources });
-  const stopSignal = signalled();
+  const stopSignal = signalled((signal) => logger.debug({ signal }, 'already shutting down'));
   // Which flag to change when a port is taken: the message of EADDRINUSE alone names only the address.
   let listening = '--ops-port';
   try {
@@ -314,6 +358,7 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
     clearInterval(staleCheck);
     await Promise.allSettled([webhook.close(), ops.close()]);
     certificates.stop();
+    stopSignal.release();
     return EXIT_INVALID_INPUT;
   }
   local?.watch();
@@ -326,7 +371,7 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
     clusterId: config.clusterId ?? null,
   }, 'serving');
 
-  const signal = await stopSignal;
+  const signal = await stopSignal.first;
   stopping = true;
   clearInterval(staleCheck);
   logger.info({ signal }, 'shutting down: finishing in-flight reviews');
@@ -344,6 +389,7 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
   certificates.stop();
   await ops.close();
   logger.info('stopped');
+  stopSignal.release();
   // Whatever still holds the event loop (a client's idle keep-alive socket, a slow API call) must not keep a
   // terminating pod alive until SIGKILL; an unref'd timer only fires if something else is still there.
   setTimeout(() => process.exit(EXIT_OK), 1000).unref();

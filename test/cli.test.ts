@@ -131,11 +131,12 @@ test('unreadable or broken shortcuts are named (exit 1)', async () => {
   assert.match(run.stderr, /broken\.yaml#2/);
 });
 
-test('other kinds pass through unchanged', async () => {
+test('other kinds are invalid input, said on stderr (exit 1), not echoed in silence (more in rewrite-edges.test.ts)', async () => {
   const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [] } };
   const run = await runCli(['rewrite', '--shortcuts', shortcuts, '--output', 'json'], { stdin: JSON.stringify(pod) });
-  assert.equal(run.code, 0);
-  assert.deepEqual(JSON.parse(run.stdout), pod);
+  assert.equal(run.code, 1);
+  assert.match(run.stderr, /stdin#1: v1 Pod p is not an input rewrite takes/);
+  assert.equal(run.stdout, '');
 });
 
 test('--explain prints every address with its FCC and reason, and every FCC state', async () => {

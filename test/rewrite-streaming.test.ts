@@ -81,7 +81,7 @@ test('an empty input says so (exit 1), as does one of comments only', async () =
 
 test('broken YAML is named by file, document, line and column (exit 1, nothing printed)', async () => {
   const file = join(dir, 'broken.yaml');
-  writeFileSync(file, `${stringify(slices[0])}---\nkind: List\nitems:\n- a: 1\n- a: [1\n  b: 2\n`);
+  writeFileSync(file, `${stringify(slices[0])}---\nkind: EndpointSliceList\nitems:\n- metadata: {}\n- a: [1\n  b: 2\n`);
   const run = await runCli(['rewrite', '--shortcuts', shortcuts, file]);
   assert.equal(run.code, 1);
   const lines = stringify(slices[0]).split('\n').length;

@@ -5,6 +5,9 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { warnIfOldNode } from '../bin/node-version.js';
+
+warnIfOldNode();
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 

@@ -42,8 +42,14 @@ async function expandInputs(inputs: readonly string[]): Promise<{ files: string[
       files.push(input);
       continue;
     }
-    const names = (await readdir(input, { withFileTypes: true }))
-      .filter((entry) => entry.isFile() && /\.(ya?ml|json)$/i.test(entry.name)).map((entry) => entry.name).sort();
+    let entries;
+    try {
+      entries = await readdir(input, { withFileTypes: true });
+    } catch (error) {
+      // A folder that can be seen but not listed (EACCES as another user): a message, not a stack trace.
+      return { message: `cannot read ${input}: ${errorMessage(error)}` };
+    }
+    const names = entries.filter((entry) => entry.isFile() && /\.(ya?ml|json)$/i.test(entry.name)).map((entry) => entry.name).sort();
     if (names.length === 0) return { message: `${input} is a folder without .yaml, .yml or .json files` };
     files.push(...names.map((name) => join(input, name)));
   }
@@ -70,10 +76,14 @@ class Output {
     return this.documents;
   }
 
+  /** Slices left as they came for a reason the output alone does not show (said on stderr without --explain). */
+  readonly leftAlone: string[] = [];
+
   private noteSlices(slices: readonly SliceReport[]): void {
     for (const slice of slices) {
       const cluster = clusterOf(slice);
       if (cluster !== undefined) this.clusters.add(cluster);
+      else if ('skip' in slice.result && slice.result.skip === 'annotations-too-large') this.leftAlone.push(`${slice.name} left as it came: ${slice.result.detail}`);
     }
   }
 
@@ -188,6 +198,7 @@ export async function runRewrite(config: RewriteConfig, io: Io): Promise<number>
   }
   // Without --explain, what kept a shortcut from being used is still said, one line each, on stderr.
   for (const note of unusableNotes(output.clusters, snapshot, config.clusterId)) io.stderr.write(`shortcut-webhook rewrite: ${note}\n`);
+  for (const note of output.leftAlone) io.stderr.write(`shortcut-webhook rewrite: ${note}\n`);
   output.patchLines.forEach((line, i) => io.stderr.write(`shortcut-webhook rewrite: patch line ${i + 1} is ${line}\n`));
   for (const chunk of output.chunks) io.stdout.write(chunk);
   return EXIT_OK;

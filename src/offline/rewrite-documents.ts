@@ -43,14 +43,41 @@ export interface OfflineOptions {
   readonly clusterId?: string | undefined;
 }
 
+/**
+ * The kinds `rewrite` takes as a document or a List's item (an AdmissionReview as a document only): the one place a
+ * kind is accepted. Anything else (a Deployment, a Secret, FCCs given as input instead of with --shortcuts) is invalid
+ * input, exit 1: echoing it back unchanged with exit 0 hid a swapped argument. ShadowEndpointSlices are Liqo's input
+ * to its own EndpointSlices on the direct-connections path.
+ */
+const INPUT_KINDS: ReadonlySet<string> = new Set(['EndpointSlice', 'ShadowEndpointSlice', 'AdmissionReview']);
+
+/** Why `object` is no input `rewrite` takes, or undefined. */
+function kindProblem(object: JsonObject, where: string): string | undefined {
+  const kind = stringField(object, 'kind');
+  if (kind !== undefined && INPUT_KINDS.has(kind)) return undefined;
+  const what = `${stringField(object, 'apiVersion') ?? '(no apiVersion)'} ${kind ?? '(no kind)'} ${sliceName(object)}`;
+  const hint = kind === 'IP' ? '; give the hub\'s IPs with --hub'
+    : kind === 'ForeignClusterConnection' || kind === 'Configuration' || kind === 'Connection'
+      ? `; give ${kind} objects with --shortcuts (the hub's Configurations with --hub)` : '';
+  return `${what}${where} is not an input rewrite takes (an EndpointSlice or a ShadowEndpointSlice, a List of them, or an AdmissionReview)${hint}`;
+}
+
 function rewriteOne(object: unknown, snapshot: Snapshot, options: OfflineOptions, prefix: string):
   { output: unknown; patch: PatchOperation[]; report: SliceReport } | string {
+  if (isObject(object)) {
+    const problem = kindProblem(object, prefix ? ` at ${prefix}` : '');
+    if (problem !== undefined) return problem;
+  }
   if (isShadowEndpointSliceObject(object)) return repairOne(object, snapshot, options, prefix);
   const traces: AddressTrace[] = [];
   const result = rewriteEndpointSlice(object, snapshot, options, (trace) => traces.push(trace));
   const report = { kind: 'endpointslice' as const, name: sliceName(object), result, traces };
   // The webhook lets a broken slice through untouched; offline, it is invalid input the user should hear about.
   if (isSkip(result) && result.skip === 'malformed') return `malformed EndpointSlice ${report.name}${prefix ? ` at ${prefix}` : ''}: ${result.detail}`;
+  // An EndpointSlice of another API version (or a kind another route takes that no route here handles yet).
+  if (isSkip(result) && result.skip === 'not-endpointslice' && stringField(isObject(object) ? object : {}, 'kind') === 'EndpointSlice') {
+    return `${report.name}${prefix ? ` at ${prefix}` : ''}: ${result.detail}`;
+  }
   if (isSkip(result)) return { output: object, patch: [], report };
   const patch = patchFor(result).map((operation) => ({ ...operation, path: `${prefix}${operation.path}` }));
   return { output: applyRewrite(result), patch, report };

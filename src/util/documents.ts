@@ -158,13 +158,29 @@ function jsonItems(text: string, range: Range): { array: Range; items: Range[] }
   return found;
 }
 
-/** A JSON value, or what the yaml package says of the text (JSON is YAML: flow-style YAML lands here too). */
+/**
+ * JSON.parse's error, placed in the whole text: its `at position N` counts from the start of the parsed value, which
+ * is not where the value starts in the file. Undefined when the message gives no position.
+ */
+function jsonError(name: string, text: string, base: number, error: unknown): string | undefined {
+  const message = errorMessage(error);
+  const at = / in JSON at position (\d+)/.exec(message);
+  if (at === null) return undefined;
+  return `${name}, ${position(text, base + Number(at[1]))}: ${message.slice(0, at.index)} in JSON`;
+}
+
+/**
+ * A JSON value, or what the yaml package makes of the text (JSON is YAML: flow-style YAML lands here too). When
+ * neither reads it, the JSON error is the one given: the text looks like JSON, and yaml places a missing comma at the
+ * start of the key before it, a line above where a JSON reader (or jq, or an editor) points.
+ */
 function jsonOrYaml(name: string, text: string, range: Range): Result<unknown> {
   const source = text.slice(range.start, range.end);
   try {
     return success(JSON.parse(source));
-  } catch {
+  } catch (jsonFailure) {
     const value = yamlValue(name, parseDocument(source, YAML_OPTIONS), text, range.start);
+    if (value !== undefined && !value.ok) return failure(jsonError(name, text, range.start, jsonFailure) ?? value.message);
     return value ?? failure(`${name}: empty document`);
   }
 }
@@ -185,7 +201,7 @@ function* jsonDocuments(text: string, origin: string, values: readonly Range[]):
       try {
         yield success({ kind: 'document', document: { name: `${origin}#${i + 1}`, value: JSON.parse(text.slice(range.start, range.end)) } });
       } catch (error) {
-        yield failure(`${origin}#${i + 1}: ${errorMessage(error)}`);
+        yield failure(jsonError(`${origin}#${i + 1}`, text, range.start, error) ?? `${origin}#${i + 1}: ${errorMessage(error)}`);
         return;
       }
     }

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { chartValues, helmBinary, helmLines } from './support/chart.ts';
-import { isRecord } from './support/kube.ts';
+import { isRecord, listAt, only, readManifests } from './support/kube.ts';
 import { repoPath } from './support/paths.ts';
 
 const doc = readFileSync(repoPath('docs/deploy.md'), 'utf8');
@@ -38,6 +38,17 @@ describe('docs/deploy.md', () => {
     flags.push(...[...doc.matchAll(/`(--print-ca-bundle)`/g)].map((match) => match[1] ?? ''));
     assert.ok(flags.length > 0);
     for (const flag of flags) assert.ok(script.includes(`${flag})`), `install-secret.sh has no ${flag}`);
+  });
+});
+
+describe('docs/deploy.md\'s RBAC table', () => {
+  test('lists every rule of the hub reader (manifests/hub/), and no other hub rule', () => {
+    const rows = [...doc.matchAll(/^\| hub \(`manifests\/hub\/`\) \| `([^`]+)` `([^`]+)` \| ([^|]+) \|/gm)]
+      .map((match) => `${match[1]} ${match[2]}: ${(match[3] ?? '').trim()}`).sort();
+    const role = only(readManifests(repoPath('manifests/hub/hub-reader.yaml')), 'ClusterRole');
+    const rules = listAt(role, 'rules').flatMap((rule) => listAt(rule, 'apiGroups').flatMap((group) => listAt(rule, 'resources')
+      .map((resource) => `${String(group)} ${String(resource)}: ${listAt(rule, 'verbs').map(String).join(', ')}`))).sort();
+    assert.deepEqual(rows, rules);
   });
 });
 

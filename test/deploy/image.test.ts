@@ -1,9 +1,10 @@
-// The image (Dockerfile, .dockerignore) and how the Deployment starts it. No Docker engine runs here, so the
-// Dockerfile is read, and its bundling step is run for real against this checkout; the Deployment's arguments and
-// environment go through the real command-line parser.
+// The image (Dockerfile, .dockerignore) and how the Deployment starts it. The suite has no container engine: it reads
+// the Dockerfile, runs its bundling and pruning steps for real against this checkout, and puts the Deployment's
+// arguments and environment through the real command-line parser. .ci/image (run by .ci/run) builds the Dockerfile
+// with buildah and runs the image as the Deployment does; the tests below keep that script in CI.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -81,9 +82,49 @@ describe('the Dockerfile', () => {
     assert.equal(Number(group), at(deployment, 'spec.template.spec.securityContext.runAsGroup'));
   });
 
-  test('installs production dependencies only, from the lockfile, and drops the tsx runtime', () => {
+  test('installs from the lockfile with the .npmrc it was written with, in every stage that installs', () => {
     const installs = dockerfile.filter((instruction) => instruction.keyword === 'RUN' && /\bnpm (ci|install|i)\b/.test(instruction.args));
+    assert.ok(installs.length >= 2);
     assert.ok(installs.every((instruction) => /\bnpm ci\b/.test(instruction.args)), 'npm ci, never npm install');
+    // Without legacy-peer-deps (.npmrc), `npm ci` finds the lockfile out of sync with package.json and fails.
+    assert.match(readFileSync(repoPath('.npmrc'), 'utf8'), /^legacy-peer-deps=true$/m);
+    for (const install of installs) {
+      const copiedBefore = dockerfile.filter((instruction) => instruction.stage === install.stage && instruction.keyword === 'COPY'
+        && dockerfile.indexOf(instruction) < dockerfile.indexOf(install));
+      assert.ok(copiedBefore.some((instruction) => instruction.args.split(' ').slice(0, -1).includes('.npmrc')), `stage ${install.stage} copies .npmrc before npm ci`);
+    }
+  });
+
+  test('trusts an extra CA bundle only through a build secret, in the stages that install, never in the image', () => {
+    const installs = dockerfile.filter((instruction) => instruction.keyword === 'RUN' && /\bnpm ci\b/.test(instruction.args));
+    for (const install of installs) {
+      assert.match(install.args, /--mount=type=secret,id=ca-certificates/);
+      assert.match(install.args, /NODE_EXTRA_CA_CERTS=\/run\/secrets\/ca-certificates/);
+    }
+    assert.ok(!dockerfile.some((instruction) => instruction.keyword === 'ENV' && instruction.args.includes('NODE_EXTRA_CA_CERTS')));
+    assert.ok(!dockerfile.some((instruction) => instruction.keyword === 'COPY' && /ca-certificates|\.crt\b/.test(instruction.args)));
+  });
+
+  test('labels the image with its version and the source commit', () => {
+    const labels = final.filter((instruction) => instruction.keyword === 'LABEL').map((instruction) => instruction.args).join(' ');
+    assert.match(labels, /org\.opencontainers\.image\.version="\$\{VERSION\}"/);
+    assert.match(labels, /org\.opencontainers\.image\.revision="\$\{SOURCE_COMMIT\}"/);
+    assert.ok(final.some((instruction) => instruction.keyword === 'ARG' && instruction.args === 'SOURCE_COMMIT'), 'the final stage declares SOURCE_COMMIT');
+  });
+
+  test('is built and run in CI: .ci/run calls .ci/image, which builds this Dockerfile and smoke-tests the image', () => {
+    const ci = readFileSync(repoPath('.ci/run'), 'utf8').split('\n').filter((line) => !line.trim().startsWith('#'));
+    assert.ok(ci.some((line) => line.trim() === '.ci/image'), '.ci/run runs .ci/image');
+    const script = readFileSync(repoPath('.ci/image'), 'utf8');
+    assert.match(script, /^set -euo pipefail$/m);
+    assert.match(script, /buildah bud [^\n]*-f Dockerfile/);
+    assert.match(script, /--build-arg "NODE_IMAGE=/);
+    assert.match(script, /--build-arg "RUNTIME_IMAGE=/);
+    assert.match(script, /--build-arg "SOURCE_COMMIT=/);
+    assert.match(script, /node \.ci\/image-smoke\.mjs/);
+  });
+
+  test('installs production dependencies only and keeps of them only what the bundle imports', () => {
     const copiedModules = final.find((instruction) => instruction.keyword === 'COPY' && instruction.args.includes('node_modules'));
     const fromStage = /--from=(\S+)/.exec(copiedModules?.args ?? '')?.[1];
     const stageNames = dockerfile.filter((instruction) => instruction.keyword === 'FROM').map((instruction) => / AS (\S+)$/i.exec(instruction.args)?.[1]);
@@ -91,7 +132,14 @@ describe('the Dockerfile', () => {
     assert.ok(depsStage >= 0, 'node_modules come from a named stage');
     const depsInstall = dockerfile.find((instruction) => instruction.stage === depsStage && instruction.keyword === 'RUN' && instruction.args.includes('npm ci'));
     assert.match(depsInstall?.args ?? '', /--omit=dev/);
-    assert.match(depsInstall?.args ?? '', /rm -rf node_modules\/tsx/);
+    // The bundle holds every package but the external ones: build/runtime-modules.js removes the rest, reading the
+    // bundle's own list of what it imports.
+    const deps = dockerfile.filter((instruction) => instruction.stage === depsStage);
+    assert.ok(deps.some((instruction) => instruction.keyword === 'COPY' && instruction.args === '--from=build /src/dist/modules.json ./dist/'));
+    assert.ok(deps.some((instruction) => instruction.keyword === 'COPY' && instruction.args === 'build/runtime-modules.js ./build/'));
+    const prune = deps.find((instruction) => instruction.keyword === 'RUN' && instruction.args.includes('build/runtime-modules.js'));
+    assert.match(prune?.args ?? '', /--modules dist\/modules\.json --node-modules node_modules/);
+    assert.ok(prune !== undefined && depsInstall !== undefined && deps.indexOf(prune) > deps.indexOf(depsInstall), 'prunes after installing');
   });
 
   test('the final stage copies only the bundle, the production node_modules and package.json, and runs nothing', () => {
@@ -183,6 +231,45 @@ describe('the bundle the Dockerfile builds', () => {
       assert.ok(dependencies.has(name), `${name} is imported at run time but is not a production dependency`);
       assert.ok(name !== 'tsx' && name !== 'esbuild', `${name} is removed from the image`);
     }
+  });
+
+  test('needs from node_modules only the Kubernetes client and its dependencies, which build/runtime-modules.js keeps', () => {
+    bundle();
+    const kept = spawnSync(process.execPath, [repoPath('build/runtime-modules.js'), '--modules', join(out, 'modules.json'), '--node-modules', repoPath('node_modules'), '--dry-run'],
+      { cwd: repoRoot, encoding: 'utf8' });
+    assert.equal(kept.status, 0, kept.stderr);
+    const packages = kept.stdout.split('\n').filter(Boolean);
+    for (const needed of ['@kubernetes/client-node', 'js-yaml', 'ws', 'openid-client']) assert.ok(packages.includes(needed), `${needed} is kept`);
+    for (const bundled of ['fastify', 'pino', 'prom-client', 'yaml', 'ipaddr.js', 'fast-json-patch', 'tsx', 'esbuild', 'typescript', '@types/node']) {
+      assert.ok(!packages.includes(bundled), `${bundled} is not kept`);
+    }
+  });
+
+  test('build/runtime-modules.js removes unneeded packages, declarations and maps, and refuses a missing dependency', () => {
+    const tree = join(out, 'prune-tree');
+    const write = (path: string, text: string): void => {
+      mkdirSync(dirname(join(tree, path)), { recursive: true });
+      writeFileSync(join(tree, path), text);
+    };
+    const pkg = (name: string, dependencies: Record<string, string> = {}): string => JSON.stringify({ name, version: '1.0.0', dependencies });
+    write('dist/modules.json', JSON.stringify({ 'a.mjs': { external: ['@scope/client', 'node:fs', 'fs'] } }));
+    write('node_modules/@scope/client/package.json', pkg('@scope/client', { dep: '1', '@types/x': '1' }));
+    write('node_modules/@scope/client/index.js', '');
+    write('node_modules/@scope/client/index.d.ts', '');
+    write('node_modules/@scope/client/index.js.map', '');
+    write('node_modules/@scope/client/node_modules/dep/package.json', pkg('dep'));
+    write('node_modules/@types/x/package.json', pkg('@types/x'));
+    write('node_modules/bundled/package.json', pkg('bundled'));
+    write('node_modules/.bin/bundled', '');
+    const run = (): ReturnType<typeof spawnSync> => spawnSync(process.execPath, [repoPath('build/runtime-modules.js'), '--modules', join(tree, 'dist/modules.json'), '--node-modules', join(tree, 'node_modules')], { encoding: 'utf8' });
+    const pruned = run();
+    assert.equal(pruned.status, 0, String(pruned.stderr));
+    for (const kept of ['@scope/client/index.js', '@scope/client/node_modules/dep/package.json']) assert.ok(existsSync(join(tree, 'node_modules', kept)), `${kept} kept`);
+    for (const gone of ['@scope/client/index.d.ts', '@scope/client/index.js.map', '@types/x', 'bundled', '.bin']) assert.ok(!existsSync(join(tree, 'node_modules', gone)), `${gone} removed`);
+    rmSync(join(tree, 'node_modules/@scope/client/node_modules/dep'), { recursive: true });
+    const missing = run();
+    assert.notEqual(missing.status, 0);
+    assert.match(String(missing.stderr), /dep, needed by @scope\/client, is not installed/);
   });
 
   test('answers --help and serve --help', () => {
