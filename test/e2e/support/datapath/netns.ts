@@ -110,6 +110,7 @@ export class Lab {
   readonly dir: string;
   private readonly namespaces: string[] = [];
   private readonly children: ChildProcess[] = [];
+  private readonly cleanups: (() => Promise<void>)[] = [];
   private destroyed = false;
 
   constructor() {
@@ -169,6 +170,11 @@ export class Lab {
     return child;
   }
 
+  /** Work for `destroy()` before the processes stop (closing the test's own servers). */
+  onDestroy(cleanup: () => Promise<void>): void {
+    this.cleanups.push(cleanup);
+  }
+
   /** A process started elsewhere (in its own process group) that goes with this run. */
   adopt(child: ChildProcess): void {
     this.children.push(child);
@@ -181,6 +187,7 @@ export class Lab {
   /** Stops every program, then removes every namespace (their links go with them) and the folder. */
   async destroy(): Promise<void> {
     if (this.destroyed) return;
+    for (const cleanup of this.cleanups.splice(0)) await cleanup().catch(() => undefined);
     await Promise.all(this.children.map((child) => stopChild(child)));
     this.destroySync();
   }
@@ -200,6 +207,11 @@ export class Lab {
     for (const name of [...this.namespaces].reverse()) removeNamespaceSync(name);
     rmSync(this.dir, { recursive: true, force: true });
     labs.delete(this);
+  }
+
+  /** The pids of the processes this run started (for the test's own check of its cleanup). */
+  pids(): number[] {
+    return this.children.flatMap((child) => (child.pid === undefined ? [] : [child.pid]));
   }
 
   /** Names of this run's namespaces that still exist (for the test's own check of its cleanup). */

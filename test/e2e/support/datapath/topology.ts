@@ -106,6 +106,10 @@ socket.bind(0, () => {
 });
 `;
 
+function nodeIp(index: number): string {
+  return `172.31.0.${index + 1}`;
+}
+
 function key(): { privateHex: string; publicHex: string } {
   const { privateKey, publicKey } = generateKeyPairSync('x25519');
   // The raw 32 bytes end both DER encodings (PKCS#8 and SPKI) of an X25519 key.
@@ -176,6 +180,11 @@ export class DataPath {
     }
   }
 
+  /** The node's own address. */
+  nodeIp(cluster: string): string {
+    return nodeIp(this.spec.clusters.indexOf(this.cluster(cluster)));
+  }
+
   nodeNs(cluster: string): string {
     return this.lab.ns(`${this.cluster(cluster).short}-node`);
   }
@@ -202,8 +211,10 @@ export class DataPath {
 
   private async layOut(): Promise<void> {
     const { lab } = this;
-    for (const cluster of this.spec.clusters) {
+    for (const [index, cluster] of this.spec.clusters.entries()) {
       const node = await lab.add(`${cluster.short}-node`);
+      // The node's own address (its InternalIP), on loopback: nothing routes to it, kube-proxy names itself by it.
+      await lab.ip(node, ['addr', 'add', `${nodeIp(index)}/32`, 'dev', 'lo']);
       for (const pod of cluster.pods) {
         const ns = await lab.add(`${cluster.short}-${pod.name}`);
         const hostSide = `p-${pod.name}`.slice(0, 15);
@@ -259,7 +270,9 @@ export class DataPath {
       this.lab.spawn(gateway.ns, ['env', 'WG_PROCESS_FOREGROUND=1', this.wireguardBinary, '-f', TUNNEL_INTERFACE], join(this.lab.dir, `${gateway.ns}-wireguard.log`),
         ['unshare', '--mount', '--propagation', 'private', '--', 'sh', '-c', 'mount --bind "$0" /run/wireguard && exec "$@"', sockets]);
       const socket = join(sockets, `${TUNNEL_INTERFACE}.sock`);
-      await waitFor(() => existsSync(socket), { timeoutMs: 10_000, description: `wireguard-go's socket in ${gateway.ns}` });
+      // The socket file appears at bind(), a moment before wireguard-go listens on it: ask until it answers.
+      await waitFor(async () => existsSync(socket) && await uapi(socket, 'get=1\n\n').then(() => true, () => false),
+        { timeoutMs: 10_000, intervalMs: 20, description: `wireguard-go's socket in ${gateway.ns}` });
       const own = keys.get(gateway);
       const other = keys.get(gateway === server ? client : server);
       // Both ends know the other's endpoint (Liqo's server learns it from the client's first handshake): whichever
@@ -360,16 +373,22 @@ export class DataPath {
     return entry;
   }
 
-  /** One UDP probe from a pod: whether it was answered, and the links it crossed (the counters that moved). */
-  async probe(from: { cluster: string; pod: string }, to: { host: string; port: number }, timeoutMs = 1000): Promise<ProbeResult> {
+  /** One UDP probe from a pod: whether it was answered within `timeoutMs`, and how fast. */
+  async probeOnce(from: { cluster: string; pod: string }, to: { host: string; port: number }, timeoutMs = 1000): Promise<{ ok: boolean; ms: number }> {
     const client = await this.client(from.cluster, from.pod);
-    const before = await this.counts();
     const id = `probe-${++this.probeSeq}`;
     const answer = await new Promise<{ ok: boolean; ms: number }>((resolve) => {
       client.answers.set(id, resolve);
       client.child.stdin!.write(`${JSON.stringify({ id, host: to.host, port: to.port, timeoutMs })}\n`);
     });
     client.answers.delete(id);
+    return answer;
+  }
+
+  /** One UDP probe from a pod: whether it was answered, and the links it crossed (the counters that moved). */
+  async probe(from: { cluster: string; pod: string }, to: { host: string; port: number }, timeoutMs = 1000): Promise<ProbeResult> {
+    const before = await this.counts();
+    const answer = await this.probeOnce(from, to, timeoutMs);
     const after = await this.counts();
     return { ok: answer.ok, ms: answer.ms, links: Object.keys(after).filter((link) => (after[link] ?? 0) !== (before[link] ?? 0)) };
   }

@@ -11,7 +11,7 @@
 //
 // The server pod web-0 of cluster3 is 10.60.0.151: the hub sees it at 10.63.0.151 and allocated it 10.70.0.12 in its
 // external CIDR (its IP), which cluster2 reaches at 10.71.0.12; cluster2 reaches it directly at 10.61.0.151.
-import { configurationObject, connectionObject, fccObject, hubIpObject } from '../../../support/builders.ts';
+import { configurationObject, fccObject, hubIpObject, type ConfigurationSpec } from '../../../support/builders.ts';
 import type { ClusterSpec, DataPathSpec, LinkSpec } from './topology.ts';
 
 export const HUB = 'cluster1';
@@ -33,19 +33,19 @@ export const WEB = {
 
 const json = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
-export const leafConfigurations = () => [
-  configurationObject({ peer: HUB }),
-  configurationObject({ peer: SERVER_LEAF, remotePod: '10.60.0.0/16', remotePodView: '10.61.0.0/16', remoteExternalView: '10.72.0.0/16' }),
-].map(json);
+/** cluster2's Configurations (liqo.ts createConfiguration writes them as Liqo does). */
+export const leafConfigurationSpecs = (): ConfigurationSpec[] => [
+  { peer: HUB },
+  { peer: SERVER_LEAF, remotePod: '10.60.0.0/16', remotePodView: '10.61.0.0/16', remoteExternalView: '10.72.0.0/16' },
+];
 
-export const leafConnection = (value: 'Connected' | 'Connecting' | 'Error') => json(connectionObject(SERVER_LEAF, value));
+export const hubConfigurationSpecs = (): ConfigurationSpec[] => [
+  { peer: CLIENT_LEAF, localPod: '10.200.0.0/16', remotePod: '10.60.0.0/16', remotePodView: '10.62.0.0/16', remoteExternalView: '10.74.0.0/16' },
+  { peer: SERVER_LEAF, localPod: '10.200.0.0/16', remotePod: '10.60.0.0/16', remotePodView: '10.63.0.0/16', remoteExternalView: '10.75.0.0/16' },
+];
 
-export const hubConfigurations = () => [
-  configurationObject({ peer: CLIENT_LEAF, localPod: '10.200.0.0/16', remotePod: '10.60.0.0/16', remotePodView: '10.62.0.0/16', remoteExternalView: '10.74.0.0/16' }),
-  configurationObject({ peer: SERVER_LEAF, localPod: '10.200.0.0/16', remotePod: '10.60.0.0/16', remotePodView: '10.63.0.0/16', remoteExternalView: '10.75.0.0/16' }),
-].map(json);
-
-export const hubIps = () => [json(hubIpObject({ pod: SERVER_POD.name, ip: WEB.hubView, allocated: WEB.hubAllocated }))];
+/** The IP the hub's IPAM allocated to web-0. */
+export const hubIpSpecs = () => [{ pod: SERVER_POD.name, ip: WEB.hubView, allocated: WEB.hubAllocated }];
 
 /** The shortcut as the FCC operator records it on the hub: each side's hub view and direct view of the other's pods. */
 export const fcc = () => json(fccObject({ a: CLIENT_LEAF, b: SERVER_LEAF, aPod: '10.63.0.0/16', aRemapped: '10.61.0.0/16', bPod: '10.62.0.0/16', bRemapped: '10.61.0.0/16' }));
@@ -56,20 +56,39 @@ export const serverLeafConfigurations = () => [
   configurationObject({ peer: CLIENT_LEAF, remotePod: '10.60.0.0/16', remotePodView: '10.61.0.0/16', remoteExternalView: '10.72.0.0/16' }),
 ].map(json);
 
+/** The same objects as the builders make them, for a data path without API servers. */
+export function worldObjects(): WorldObjects {
+  return {
+    leafConfigurations: leafConfigurationSpecs().map((spec) => json(configurationObject(spec))),
+    hubConfigurations: hubConfigurationSpecs().map((spec) => json(configurationObject(spec))),
+    hubIps: hubIpSpecs().map((spec) => json(hubIpObject(spec))),
+    fcc: fcc(),
+  };
+}
+
+/** The Liqo objects of the leaf and the hub, as stored (read back from their API servers) or as built. */
+export interface WorldObjects {
+  readonly leafConfigurations: readonly unknown[];
+  readonly hubConfigurations: readonly unknown[];
+  readonly hubIps: readonly unknown[];
+  readonly fcc: unknown;
+}
+
 export const LINKS = {
   clientHub: 'cluster2-hub',
   hubServer: 'hub-cluster3',
   direct: 'cluster2-cluster3 (direct)',
 } as const;
 
-export function dataPathSpec(): DataPathSpec {
-  const fccStatus = fcc().status as { foreignClusterANetworking: { podCIDR: string } };
+export function dataPathSpec(objects: WorldObjects = worldObjects()): DataPathSpec {
+  const podCidr = (objects.fcc as { status?: { foreignClusterANetworking?: { podCIDR?: unknown } } }).status?.foreignClusterANetworking?.podCIDR;
+  if (typeof podCidr !== 'string') throw new Error('the FCC has no A-side podCIDR');
   const clusters: ClusterSpec[] = [
-    { id: HUB, short: 'c1', configurations: hubConfigurations(), ips: hubIps(), pods: [] },
+    { id: HUB, short: 'c1', configurations: objects.hubConfigurations, ips: objects.hubIps, pods: [] },
     {
-      id: CLIENT_LEAF, short: 'c2', configurations: leafConfigurations(), pods: [CLIENT_POD],
+      id: CLIENT_LEAF, short: 'c2', configurations: objects.leafConfigurations, pods: [CLIENT_POD],
       // A hub that reflects hub-view addresses (the FCC path) is reached at them through the hub's gateway.
-      throughPeer: [{ peer: HUB, cidr: fccStatus.foreignClusterANetworking.podCIDR }],
+      throughPeer: [{ peer: HUB, cidr: podCidr }],
     },
     { id: SERVER_LEAF, short: 'c3', configurations: serverLeafConfigurations(), pods: [SERVER_POD] },
   ];
