@@ -8,7 +8,9 @@
 // by a stock Liqo hub (its IPAM's allocation, the stock path). Each test builds on the state the previous one left.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { dataPathToolsBuilt } from './datapath-tools/build.ts';
 import { Lab, dataPathUnavailable } from './support/datapath/netns.ts';
+import { goAvailable } from './support/go-build.ts';
 import { LINKS, Stack, WEB, type BatchResult, type PathName } from './support/datapath/stack.ts';
 import { skipReason } from './support/skip.ts';
 
@@ -21,7 +23,8 @@ const SWITCH_BOUND_MS = 30_000;
 
 /** Outside CI a machine that cannot lay out the data path skips it and says why; in CI (CI=true) that is a failure. */
 function dataPathSkip(): string | false {
-  const missing = dataPathUnavailable();
+  const missing = dataPathUnavailable()
+    ?? (goAvailable() || dataPathToolsBuilt() ? undefined : 'Go is not installed: the data path builds wireguard-go and kube-proxy from Go modules (install Go 1.26)');
   if (missing === undefined || process.env.CI) return false;
   process.stdout.write(`# data-path e2e skipped: ${missing}\n`);
   return missing;

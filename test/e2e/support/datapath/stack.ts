@@ -4,8 +4,6 @@
 // cluster3's own, the real kube-proxy in cluster2's node namespace, two ClusterIP Services on the leaf whose
 // reflected EndpointSlices the writer stores (one per path of the product), and on demand the product itself:
 // `shortcut-webhook serve` on the leaf, registered with the shipped MutatingWebhookConfiguration.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeCerts } from '../../../support/certs.ts';
 import { startServer, type RunningServer } from '../../../support/process.ts';
@@ -62,7 +60,6 @@ export interface Timings {
 export class Stack {
   product: RunningServer | undefined;
   readonly timings: Timings = { controlPlanesMs: 0, dataPathMs: 0, kubeProxyMs: 0 };
-  private readonly made: string[] = [];
 
   private constructor(
     readonly hub: ControlPlane,
@@ -107,8 +104,8 @@ export class Stack {
       log(`data path laid out in ${dataPathMs} ms (wireguard-go ${path.wireguardBuild.built ? `built in ${path.wireguardBuild.seconds} s` : 'cached'})`);
       await path.echoServer(SERVER_LEAF, SERVER_POD.name, ECHO_PORT);
 
-      const logDir = mkdtempSync(join(tmpdir(), 'swdp-logs-'));
-      const writer = startLiqoWriter(leaf.adminKubeconfig, join(logDir, 'liqo-writer.log'));
+      // Everything on disk goes in the run's folder, which the run (or the next one, after a crash) removes.
+      const writer = startLiqoWriter(leaf.adminKubeconfig, join(path.lab.dir, 'liqo-writer.log'));
       stops.push(() => writer.stop());
       const services = await createServices(leaf.admin);
       const proxyBegan = Date.now();
@@ -116,11 +113,10 @@ export class Stack {
         lab: path.lab, ns: path.nodeNs(CLIENT_LEAF), kubeconfig: leaf.adminKubeconfig, apiServerUrl: leaf.url,
         clusterCidr: '10.60.0.0/16', nodeName: `${CLIENT_LEAF}-node`, nodeIp: path.nodeIp(CLIENT_LEAF), admin: leaf.admin,
       });
-      const certs = makeCerts();
-      const canary = await startCanary(leaf.admin, makeCerts(undefined, 'canary'));
+      const certs = makeCerts(join(path.lab.dir, 'certs'));
+      const canary = await startCanary(leaf.admin, makeCerts(join(path.lab.dir, 'canary-certs'), 'canary'));
       stops.push(() => canary.close());
       const stack = new Stack(hub, leaf, path, kubeProxy, writer, canary, services, certs);
-      stack.made.push(logDir, certs.dir);
       stack.timings.controlPlanesMs = controlPlanesMs;
       stack.timings.dataPathMs = dataPathMs;
       for (const name of ['fcc', 'stock'] as const) {
@@ -209,7 +205,6 @@ export class Stack {
     await this.canary.close().catch(() => undefined);
     await this.path.destroy();
     await Promise.all([this.leaf.stop(), this.hub.stop()]);
-    for (const dir of this.made) rmSync(dir, { recursive: true, force: true });
   }
 }
 
