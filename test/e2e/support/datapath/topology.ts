@@ -1,8 +1,8 @@
 // A miniature of Liqo v1.2.0's data path in network namespaces: per cluster one node (it routes, as the node and its
 // CNI would), its pods, and one gateway per peer; per peering a WireGuard tunnel (wireguard-go) between the two
 // gateways over a link of their own. The nftables tables and routes are liqo-rules.ts's, generated from the
-// cluster's Liqo objects. Packets are counted per peering: WireGuard data messages in and out of one of its two
-// gateways (a table `swdp-count` of the test's own, not Liqo's).
+// cluster's Liqo objects. Packets are counted per peering: WireGuard data messages carrying a packet, in and out of
+// one of its two gateways (a table `swdp-count` of the test's own, not Liqo's).
 //
 //   pod --veth-- node --veth "liqo.node"-- gateway for P --eth0 (underlay), liqo-tunnel (wireguard-go)-- gateway ...
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -398,10 +398,15 @@ export class DataPath {
   }
 }
 
-/** The test's own counters: WireGuard data messages (type 4, the first byte of the UDP payload) in and out. */
+/**
+ * The test's own counters: WireGuard data messages (type 4, the first byte of the UDP payload) that carry a packet,
+ * in and out. A keepalive is a data message with nothing inside (16 bytes of header, 16 of tag: a UDP length of 40);
+ * wireguard-go sends one 10 s after it last received data if it sent nothing since, and it would count as a packet
+ * on the link at whatever moment that timer fires.
+ */
 function countTable(): string {
-  const data = `udp dport ${WG_PORT} @th,64,8 4`;
-  const dataFrom = `udp sport ${WG_PORT} @th,64,8 4`;
+  const data = `udp dport ${WG_PORT} @th,64,8 4 udp length > 40`;
+  const dataFrom = `udp sport ${WG_PORT} @th,64,8 4 udp length > 40`;
   return [
     `table inet ${COUNT_TABLE} {`,
     '  counter in {}',
