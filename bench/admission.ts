@@ -15,15 +15,15 @@ import { makeCerts } from '../test/support/certs.ts';
 import { admissionReview, exampleFccObject } from './fixtures.ts';
 import { client, load, type LoadResult, type Protocol, type Target } from './load.ts';
 import { freePort } from '../test/support/free-port.ts';
-import { median, percentile, progress, round, sleep } from './stats.ts';
+import { median, percentile, progress, round, sized, sleep } from './stats.ts';
 
 const WORKERS = 4;
 // Odd, so the median is a round that ran, not the mean of two.
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? sized(7, 1));
+const SECONDS = Number(process.env.BENCH_SECONDS ?? sized(3, 0.2));
 // With 2 s, the webhook's first round was its slowest in every one of six runs (ratio 0.62 to 0.72 against 0.73
 // to 0.78 after): the JIT had not settled with both protocols yet.
-const WARMUP_SECONDS = 4;
+const WARMUP_SECONDS = sized(4, 0.2);
 
 const root = new URL('..', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'shortcut-bench-'));

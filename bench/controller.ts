@@ -15,10 +15,10 @@ import { recordingLogger } from '../test/support/recording-logger.ts';
 import { startKubeApiServer, type KubeObject } from '../test/support/kube-api-server.ts';
 import { webhookHook } from '../test/support/kube-webhook.ts';
 import { LOCAL } from './fixtures.ts';
-import { progress, round, sleep } from './stats.ts';
+import { progress, round, sized, sleep } from './stats.ts';
 
-const SLICES = 5000;
-const NAMESPACES = 50;
+const SLICES = sized(5000, 40);
+const NAMESPACES = sized(50, 4);
 const ENDPOINTS = 4;
 /** One slice in ten serves pods outside the shortcut: the flip must leave it alone, and the controller unwritten. */
 const UNAFFECTED_EVERY = 10;

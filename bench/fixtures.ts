@@ -81,6 +81,8 @@ export function meshFccObjects(count: number, leaves: number, seed = 7): JsonObj
   const next = random(seed);
   const seen = new Set<string>();
   const pairs: [number, number][] = [];
+  // Distinct pairs only: more FCCs than pairs of leaves would never be found.
+  if (count > (leaves - 1) * leaves / 2) throw new Error(`${count} FCCs need more than ${leaves} leaves`);
   for (let j = 1; j < leaves && pairs.length < count; j++) pairs.push([0, j]);
   while (pairs.length < count) {
     const a = 1 + Math.floor(next() * (leaves - 1));

@@ -14,9 +14,9 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { sliceObject } from '../test/support/builders.ts';
 import { exampleFccObject } from './fixtures.ts';
-import { progress, round } from './stats.ts';
+import { progress, round, sized } from './stats.ts';
 
-const MB = Number(process.env.BENCH_OFFLINE_MB ?? 50);
+const MB = Number(process.env.BENCH_OFFLINE_MB ?? sized(50, 0.2));
 const ENDPOINTS = 100;
 const TEMPLATES = 16;
 const root = new URL('..', import.meta.url).pathname;

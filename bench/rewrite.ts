@@ -12,12 +12,12 @@ import { isObject, type JsonObject } from '../src/core/json.ts';
 import { applyRewrite, isUnchanged, rewriteEndpointSlice } from '../src/core/rewrite.ts';
 import { buildSnapshot, type Snapshot } from '../src/core/snapshot.ts';
 import { admissionReview, exampleFccObject, LOCAL, scalingFccs, scalingSlice } from './fixtures.ts';
-import { median, progress, round } from './stats.ts';
+import { median, progress, round, sized } from './stats.ts';
 
 const ENDPOINTS = 100;
-const SLICES = 64;
-const REPETITIONS = 9;
-const REPETITION_MS = 150;
+const SLICES = sized(64, 2);
+const REPETITIONS = sized(9, 1);
+const REPETITION_MS = sized(150, 2);
 const PAIR_COUNTS = [1, 100, 10_000] as const;
 
 type Step = (object: JsonObject, snapshot: Snapshot) => number;

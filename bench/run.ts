@@ -8,11 +8,14 @@
 // slices takes minutes on 2 cores). See docs/performance.md for what each number means.
 //   npm run bench                      every section
 //   npm run bench -- startup admission only these (the table and results.json hold only them)
+// BENCH_TINY=1 runs each section at a tiny size (the test suite does, to see that each runs; its figures mean
+// nothing) and writes no bench/results.json; BENCH_RESULTS=FILE writes the results there instead.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, release, tmpdir, totalmem, type as osType, arch } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { median, progress, round, runSection } from './stats.ts';
+import { isSection, SECTIONS, type Section } from './sections.ts';
+import { median, progress, round, runSection, sized, TINY } from './stats.ts';
 
 interface Latency {
   readonly rps: number; readonly p50Ms: number; readonly p99Ms: number; readonly rounds: readonly number[];
@@ -60,10 +63,8 @@ interface ControllerResult {
   readonly failedWrites: number; readonly behind: number; readonly floorSeconds: number;
 }
 
-const SECTIONS = ['rewrite', 'snapshot', 'stock', 'admission', 'controller', 'startup', 'offline', 'writepath', 'scale'] as const;
-type Section = (typeof SECTIONS)[number];
 const asked = process.argv.slice(2);
-const unknown = asked.filter((name) => !SECTIONS.some((section) => section === name));
+const unknown = asked.filter((name) => !isSection(name));
 if (unknown.length > 0) {
   process.stderr.write(`unknown section ${unknown.join(', ')}; sections: ${SECTIONS.join(', ')}\n`);
   process.exit(2);
@@ -109,7 +110,7 @@ if (wanted('snapshot')) {
     target: 'node20', outfile: bundle, logLevel: 'warning' });
   const times: SnapshotTime[] = [];
   const memories: SnapshotRss[] = [];
-  for (let i = 0; i < 3; i++) {
+  for (let i = 0; i < sized(3, 1); i++) {
     times.push(await runSection<SnapshotTime>(bundle, ['time'], ['--expose-gc']));
     memories.push(await runSection<SnapshotRss>(bundle, ['rss'], ['--expose-gc']));
   }
@@ -137,7 +138,7 @@ if (wanted('stock')) {
   progress('section stock (3 + 3 fresh processes)');
   const times: StockTime[] = [];
   const memories: StockRss[] = [];
-  for (let i = 0; i < 3; i++) {
+  for (let i = 0; i < sized(3, 1); i++) {
     times.push(await runSection<StockTime>('stock.ts', ['time'], ['--expose-gc']));
     memories.push(await runSection<StockRss>('stock.ts', ['rss'], ['--expose-gc']));
   }
@@ -274,7 +275,8 @@ if (wanted('scale')) {
   );
 }
 
-writeFileSync(new URL('results.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
+const resultsFile = process.env.BENCH_RESULTS ?? (TINY ? undefined : new URL('results.json', import.meta.url).pathname);
+if (resultsFile !== undefined) writeFileSync(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
 
 function pick(latency: Latency): { rps: number; p50Ms: number; p99Ms: number } {
   return { rps: latency.rps, p50Ms: latency.p50Ms, p99Ms: latency.p99Ms };
@@ -290,7 +292,7 @@ const out: string[] = [
   '',
   ...targets.map(([pass, text]) => `${pass ? 'PASS' : 'MISS'}  ${text}`),
   '',
-  `bench/results.json written; ${n((performance.now() - started) / 1000, 0)} s in all`,
+  `${resultsFile === undefined ? 'no results file written' : `${resultsFile} written`}${TINY ? ' (BENCH_TINY: sizes too small for the figures to mean anything)' : ''}; ${n((performance.now() - started) / 1000, 0)} s in all`,
   '',
 ];
 process.stdout.write(out.join('\n'));

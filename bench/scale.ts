@@ -11,9 +11,9 @@
 import { cpuSeconds, FCC_PATH, rawClient, rss, startBench } from './control-plane.ts';
 import { sliceObject } from '../test/support/builders.ts';
 import { waitFor } from '../test/support/wait-for.ts';
-import { progress, round } from './stats.ts';
+import { progress, round, sized } from './stats.ts';
 
-const SLICES = Number(process.env.BENCH_SCALE_SLICES ?? 20_000);
+const SLICES = Number(process.env.BENCH_SCALE_SLICES ?? sized(20_000, 40));
 const ENDPOINTS = 20;
 const NAMESPACES = 20;
 const IN_FLIGHT = 8;

@@ -15,10 +15,10 @@ import { get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeCerts } from '../test/support/certs.ts';
-import { median, progress, round } from './stats.ts';
+import { median, progress, round, sized } from './stats.ts';
 
-const ROUNDS = Number(process.env.BENCH_STARTUP_ROUNDS ?? 11);
-const SOURCE_ROUNDS = 3;
+const ROUNDS = Number(process.env.BENCH_STARTUP_ROUNDS ?? sized(11, 1));
+const SOURCE_ROUNDS = sized(3, 1);
 const root = new URL('..', import.meta.url).pathname;
 const bin = join(root, 'bin/shortcut-webhook.js');
 const REWRITE = ['rewrite', '--shortcuts', 'examples/shortcuts.yaml', '--explain', 'examples/endpointslice.yaml'];

@@ -23,6 +23,17 @@ export function round(value: number, digits = 2): number {
 }
 
 
+/**
+ * BENCH_TINY=1: every section at a size that only shows it runs to its JSON (test/bench.test.ts and
+ * test/e2e/bench.test.ts run them so in the suite, so a section that no longer runs fails CI). Its figures mean nothing.
+ */
+export const TINY = process.env.BENCH_TINY === '1';
+
+/** `full`, or `tiny` under BENCH_TINY=1. */
+export function sized(full: number, tiny: number): number {
+  return TINY ? tiny : full;
+}
+
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**

@@ -16,15 +16,15 @@ import { decodeConfiguration, tunnelStates } from '../src/core/leaf-views.ts';
 import { isUnchanged, rewriteEndpointSlice } from '../src/core/rewrite.ts';
 import { buildSnapshot, type Snapshot } from '../src/core/snapshot.ts';
 import { configurationObject, connectionObject, fccObject, hubIpObject, sliceObject } from '../test/support/builders.ts';
-import { median, round } from './stats.ts';
+import { median, round, sized } from './stats.ts';
 
-const IPS = 50_000;
-const PEERS = 50;
+const IPS = sized(50_000, 500);
+const PEERS = sized(50, 5);
 const ENDPOINTS = 100;
-const WARMUP = 5;
-const REPETITIONS = 21;
-const REVIEW_ROUNDS = 9;
-const REVIEW_MS = 150;
+const WARMUP = sized(5, 0);
+const REPETITIONS = sized(21, 1);
+const REVIEW_ROUNDS = sized(9, 1);
+const REVIEW_MS = sized(150, 2);
 
 const rssMB = () => process.memoryUsage().rss / 2 ** 20;
 const collect = () => { if (typeof globalThis.gc === 'function') globalThis.gc(); };

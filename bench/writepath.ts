@@ -16,11 +16,11 @@ import { sliceObject } from '../test/support/builders.ts';
 import { freePort } from '../test/support/free-port.ts';
 import { waitFor } from '../test/support/wait-for.ts';
 import { rawClient, startBench } from './control-plane.ts';
-import { percentile, progress, round } from './stats.ts';
+import { percentile, progress, round, sized } from './stats.ts';
 
-const BLOCKS = Number(process.env.BENCH_WRITEPATH_BLOCKS ?? 20);
-const BLOCK = Number(process.env.BENCH_WRITEPATH_BLOCK ?? 50);
-const WARMUP = 100;
+const BLOCKS = Number(process.env.BENCH_WRITEPATH_BLOCKS ?? sized(20, 1));
+const BLOCK = Number(process.env.BENCH_WRITEPATH_BLOCK ?? sized(50, 3));
+const WARMUP = sized(100, 2);
 const ENDPOINTS = 100;
 const MODES = ['product', 'minimal', 'none'] as const;
 type Mode = (typeof MODES)[number];

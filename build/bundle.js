@@ -33,6 +33,13 @@ export const MODULES_FILE = 'modules.json';
 /** The entry: main() on the process's arguments, exactly as bin/shortcut-webhook.js calls it from the sources. */
 const ENTRY = "import { main } from './src/main.ts'; process.exitCode = await main(process.argv.slice(2));";
 
+/** package.json's version (a stamp input: a new version makes a new bundle). */
+function packageJsonVersion(root) {
+  const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  if (typeof version !== 'string') throw new Error('package.json has no version');
+  return version;
+}
+
 /** The stamp of the bundle in `outdir` when it is complete (stamp written last), else undefined. */
 function stampOf(outdir) {
   try {
@@ -70,8 +77,12 @@ export async function bundle(outdir, root = ROOT) {
       external,
       // Bundled CommonJS calls require() for Node's built-ins: an ES module has no require of its own.
       banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
-      // What `shortcut-webhook version` reports where no git checkout is beside the bundle (the image).
-      define: { SHORTCUT_WEBHOOK_BUILD_COMMIT: JSON.stringify(buildCommit(root) ?? '') },
+      // What `shortcut-webhook version` reports where no git checkout is beside the bundle (the image), and the
+      // package's version: the bundle reads nothing beside itself, so it runs from any folder (the bench's under .tmp/).
+      define: {
+        SHORTCUT_WEBHOOK_BUILD_COMMIT: JSON.stringify(buildCommit(root) ?? ''),
+        SHORTCUT_WEBHOOK_BUILD_VERSION: JSON.stringify(packageJsonVersion(root)),
+      },
       outdir: staging,
       entryNames: BUNDLE_ENTRY.replace(/\.mjs$/, ''),
       chunkNames: '[name]-[hash]',

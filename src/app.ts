@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { Http2SecureServer } from 'node:http2';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyError } from 'fastify';
 import type { Logger } from './log.ts';
-import { admissionRoute, type AdmissionRouteOptions } from './server/admission-route.ts';
+import { admissionRoute, resourceOfUrl, type AdmissionRouteOptions } from './server/admission-route.ts';
 import type { AnyFastify } from './server/any-fastify.ts';
 import { opsRoutes, type OpsRouteOptions } from './server/ops-routes.ts';
 import { discardBody, unreadBody } from './server/refused-body.ts';
@@ -94,7 +94,7 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
         : error.message;
     if (status >= 500) options.logger.error({ err: error.message }, 'webhook request failed');
     else {
-      options.metrics.observeRefused(elapsedMs(request) / 1000);
+      options.metrics.observeRefused(resourceOfUrl(request.url), elapsedMs(request) / 1000);
       options.logger.warn({ status, err: message }, 'request refused');
     }
     // fastify asks for the connection to be closed after a body it could not parse; closing while the client is still

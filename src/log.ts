@@ -15,7 +15,7 @@ export function createLogger(level: LogLevel, destination?: NodeJS.WritableStrea
 }
 
 /** The first few changes: a slice of a thousand endpoints must not become a log line of megabytes. */
-export function describeEdits(edits: readonly AddressEdit[], shown = 10): string[] {
+export function describeEdits(edits: readonly Pick<AddressEdit, 'from' | 'to'>[], shown = 10): string[] {
   const lines = edits.slice(0, shown).map((edit) => `${edit.from}->${edit.to}`);
   if (edits.length > shown) lines.push(`... ${edits.length - shown} more`);
   return lines;

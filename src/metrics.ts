@@ -1,6 +1,8 @@
 // Prometheus metrics (docs/reference.md#metrics). One registry per process (or per test), never prom-client's global one.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { ReviewOutcome } from './admission/responses.ts';
+import type { ShadowReviewed } from './admission/review-shadow-endpoint-slice.ts';
+import { outcomeCounts, SHADOW_OUTCOMES } from './core/direct-connections.ts';
 import { UNUSABLE_REASONS, type PairState } from './core/pairs.ts';
 import { UNTOUCHED_REASONS, type AddressEdit } from './core/rewrite.ts';
 import type { BuildInfo } from './version.ts';
@@ -12,8 +14,12 @@ const PREFIX = 'shortcut_webhook_';
 
 export type ReconcileResult = 'patched' | 'unchanged' | 'conflict' | 'error' | 'gone';
 
+/** The resource a review was for, by its route; `unknown` for a body refused before it reached one. */
+export type AdmissionResource = 'endpointslices' | 'shadowendpointslices';
+const ADMISSION_RESOURCES: readonly AdmissionResource[] = ['endpointslices', 'shadowendpointslices'];
+
 /** The result label is the outcome's kind; every value, so each series exists from the start. */
-const ADMISSION_RESULTS: readonly ReviewOutcome['kind'][] = ['patched', 'unchanged', 'skipped', 'error'];
+const ADMISSION_RESULTS: readonly ReviewOutcome<unknown>['kind'][] = ['patched', 'unchanged', 'skipped', 'error'];
 const RECONCILE_RESULTS: readonly ReconcileResult[] = ['patched', 'unchanged', 'conflict', 'error', 'gone'];
 
 /** Operations are client input: anything but the four Kubernetes knows is `other`, so labels stay bounded. */
@@ -37,8 +43,8 @@ export interface MetricsOptions {
 export class Metrics {
   readonly registry = new Registry();
   readonly admissionRequests = new Counter({
-    name: `${PREFIX}admission_requests_total`, help: 'Admission reviews answered, by operation and result.',
-    labelNames: ['operation', 'result'] as const, registers: [this.registry],
+    name: `${PREFIX}admission_requests_total`, help: 'Admission reviews answered, by operation, result and resource (endpointslices, shadowendpointslices; unknown for a body refused before a route).',
+    labelNames: ['operation', 'result', 'resource'] as const, registers: [this.registry],
   });
   readonly admissionDuration = new Histogram({
     name: `${PREFIX}admission_duration_seconds`, help: 'Time from request to answer, body parsing included.',
@@ -60,6 +66,11 @@ export class Metrics {
     name: `${PREFIX}addresses_untouched_total`,
     help: 'Addresses left unchanged and unflagged by admission reviews, by reason: not-canonical, no-fcc, no-pair, or on the stock path hub-external, no-hub-ip, no-peer, no-shortcut, tunnel-down.',
     labelNames: ['reason'] as const, registers: [this.registry],
+  });
+  readonly shadowAddresses = new Counter({
+    name: `${PREFIX}shadow_addresses_total`,
+    help: 'Addresses listed in ShadowEndpointSlices\' liqo.io/direct-connections-data by reviews, by outcome: direct, repaired, hub-path, unresolved.',
+    labelNames: ['outcome'] as const, registers: [this.registry],
   });
   readonly pairs = new Gauge({
     name: `${PREFIX}pairs`, help: 'ForeignClusterConnection sides of the local cluster(s), by state: usable or the reason it is not.',
@@ -85,6 +96,10 @@ export class Metrics {
     name: `${PREFIX}slices_reconciled_total`, help: 'Stored slices visited by the controller, by result.',
     labelNames: ['result'] as const, registers: [this.registry],
   });
+  readonly shadowsReconciled = new Counter({
+    name: `${PREFIX}shadows_reconciled_total`, help: 'Stored ShadowEndpointSlices (Liqo\'s direct connections) visited by the controller, by result.',
+    labelNames: ['result'] as const, registers: [this.registry],
+  });
 
   constructor(options: MetricsOptions = {}) {
     if (options.build !== undefined) {
@@ -97,10 +112,16 @@ export class Metrics {
     if (options.processMetrics === true) collectDefaultMetrics({ register: this.registry });
     for (const state of PAIR_STATES) this.pairs.set({ state }, 0);
     // Series exist from the start, so rate() and alerts see a zero rather than nothing.
-    for (const operation of ['CREATE', 'UPDATE']) {
-      for (const result of ADMISSION_RESULTS) this.admissionRequests.inc({ operation, result }, 0);
+    for (const resource of ADMISSION_RESOURCES) {
+      for (const operation of ['CREATE', 'UPDATE']) {
+        for (const result of ADMISSION_RESULTS) this.admissionRequests.inc({ operation, result, resource }, 0);
+      }
     }
-    for (const result of RECONCILE_RESULTS) this.slicesReconciled.inc({ result }, 0);
+    for (const outcome of SHADOW_OUTCOMES) this.shadowAddresses.inc({ outcome }, 0);
+    for (const result of RECONCILE_RESULTS) {
+      this.slicesReconciled.inc({ result }, 0);
+      this.shadowsReconciled.inc({ result }, 0);
+    }
     for (const reason of UNTOUCHED_REASONS) this.addressesUntouched.inc({ reason }, 0);
   }
 
@@ -109,9 +130,14 @@ export class Metrics {
     this.lastSync = () => view.lastSync();
   }
 
-  observeReview(operation: string, outcome: ReviewOutcome, seconds: number): void {
-    this.admissionRequests.inc({ operation: operationLabel(operation), result: outcome.kind });
+  /** One answered review of either resource: what every route counts alike. */
+  observeReview(resource: AdmissionResource, operation: string, outcome: ReviewOutcome<unknown>, seconds: number): void {
+    this.admissionRequests.inc({ operation: operationLabel(operation), result: outcome.kind, resource });
     this.admissionDuration.observe(seconds);
+  }
+
+  /** What an EndpointSlice review did to its addresses. */
+  observeRewrite(outcome: ReviewOutcome): void {
     if (outcome.kind !== 'patched' && outcome.kind !== 'unchanged') return;
     const { untouched } = outcome.rewrite;
     for (const reason of UNTOUCHED_REASONS) if (untouched[reason] > 0) this.addressesUntouched.inc({ reason }, untouched[reason]);
@@ -130,9 +156,16 @@ export class Metrics {
     if (restored > 0) this.addressesRestored.inc(restored);
   }
 
-  /** Bodies refused before a review exists (400, 413, 415): counted as errors of an unknown operation. */
-  observeRefused(seconds: number): void {
-    this.admissionRequests.inc({ operation: 'unknown', result: 'error' });
+  /** What a ShadowEndpointSlice review made of each listed address. */
+  observeShadowRepair(outcome: ReviewOutcome<ShadowReviewed>): void {
+    if (outcome.kind !== 'patched' && outcome.kind !== 'unchanged') return;
+    const counts = outcomeCounts(outcome.rewrite.addresses);
+    for (const name of SHADOW_OUTCOMES) if (counts[name] > 0) this.shadowAddresses.inc({ outcome: name }, counts[name]);
+  }
+
+  /** Bodies refused before a review exists (400, 413, 415): counted as errors of an unknown operation, by the route they were sent to. */
+  observeRefused(resource: AdmissionResource | 'unknown', seconds: number): void {
+    this.admissionRequests.inc({ operation: 'unknown', result: 'error', resource });
     this.admissionDuration.observe(seconds);
   }
 

@@ -254,7 +254,8 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
   if (!config.controller) logger.info('controller off (--no-controller)');
   else if (local === undefined) logger.info('controller off: no local cluster API to reconcile stored slices with (file mode without --kubeconfig)');
   else {
-    const [{ LeaderElector }, { SliceReconciler }] = await Promise.all([import('./controller/leader.ts'), import('./controller/reconciler.ts')]);
+    const [{ LeaderElector }, { SliceReconciler }, { STORED_KINDS }] = await Promise.all([
+      import('./controller/leader.ts'), import('./controller/reconciler.ts'), import('./controller/kinds.ts')]);
     const namespace = podNamespace(env);
     const leaderElector = namespace === undefined ? undefined : new LeaderElector({
       config: local, namespace, name: LEASE_NAME, identity: env.POD_NAME || `${hostname()}-${process.pid}`, logger,
@@ -263,7 +264,7 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
     if (leaderElector === undefined) logger.info('no POD_NAMESPACE: no leader election, this replica reconciles alone');
     elector = leaderElector;
     controller = new SliceReconciler({
-      config: local, view: store, clusterId: config.clusterId, logger, metrics, resyncIntervalMs: config.resyncIntervalMs,
+      config: local, view: store, clusterId: config.clusterId, logger, metrics, resyncIntervalMs: config.resyncIntervalMs, resources: STORED_KINDS,
       ...(leaderElector === undefined ? {} : { isLeader: () => leaderElector.isLeader() }),
     });
   }

@@ -7,6 +7,8 @@ import { fileURLToPath } from 'node:url';
 
 /** Set by build/bundle.js (esbuild's define) to the commit of the checkout, or SOURCE_COMMIT for the image; '' when unknown. */
 declare const SHORTCUT_WEBHOOK_BUILD_COMMIT: string | undefined;
+/** Set by build/bundle.js (esbuild's define) to package.json's version at build time. */
+declare const SHORTCUT_WEBHOOK_BUILD_VERSION: string | undefined;
 
 export const PRODUCT = 'shortcut-webhook';
 
@@ -18,10 +20,12 @@ export interface BuildInfo {
   readonly node: string;
 }
 
-// package.json sits one level above src/ and dist/ alike, in a checkout and in the image (/app).
+// The checkout, one level above src/. Only the sources (through tsx) read it: a bundle carries its version and commit,
+// wherever its folder lies (dist/ in the image, a temporary folder of the bench), so nothing beside it is looked for.
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 function packageVersion(): string {
+  if (typeof SHORTCUT_WEBHOOK_BUILD_VERSION === 'string') return SHORTCUT_WEBHOOK_BUILD_VERSION;
   const parsed: unknown = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8'));
   return typeof parsed === 'object' && parsed !== null && 'version' in parsed && typeof parsed.version === 'string' ? parsed.version : 'unknown';
 }

@@ -8,7 +8,7 @@ export type PatchOperation =
   | { readonly op: 'remove'; readonly path: string };
 
 /** RFC 6901: `~` first, then `/`, so `liqo.io/x` becomes `liqo.io~1x`. */
-function escapePointer(token: string): string {
+export function escapePointer(token: string): string {
   return token.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 

@@ -1,23 +1,16 @@
 // Which stored slices need a write, and which write: the same f as the webhook, as a guarded JSON Patch. Pure.
-import { patchFor, type PatchOperation } from '../admission/patch.ts';
+import { patchFor } from '../admission/patch.ts';
 import { asEndpointSlice, isSkip } from '../core/endpoint-slice.ts';
 import { objectAt, stringField } from '../core/json.ts';
 import { isUnchanged, rewriteEndpointSlice, type SliceRewrite } from '../core/rewrite.ts';
 import type { Snapshot } from '../core/snapshot.ts';
+import type { StoredPlan, StoredWrite } from './resource.ts';
 
-export interface SliceRef { readonly namespace: string; readonly name: string }
-
-export interface SliceWrite extends SliceRef {
-  readonly resourceVersion: string;
-  /** Starts with a `test` of the resourceVersion read: the write applies to exactly what was planned on. */
-  readonly patch: readonly PatchOperation[];
+export interface SliceWrite extends StoredWrite {
   readonly rewrite: SliceRewrite;
 }
 
-export type SlicePlan =
-  | { readonly kind: 'write'; readonly write: SliceWrite }
-  | { readonly kind: 'in-step' }
-  | { readonly kind: 'not-ours' };
+export type SlicePlan = StoredPlan<SliceWrite>;
 
 export function planSlice(item: unknown, snapshot: Snapshot, options: { readonly clusterId?: string | undefined }): SlicePlan {
   const object = asEndpointSlice(item);

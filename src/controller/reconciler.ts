@@ -1,27 +1,25 @@
 // Keeps stored slices in step with the shortcut view (docs/reference.md, "The controller"). Admission only sees writes: when the usable pairs
 // change, slices already stored are wrong until Liqo rewrites them, so this lists the reflected slices and patches
-// those that differ. Each patch passes through the webhook, which computes the same f: no loop.
+// those that differ. Each patch passes through the webhook, which computes the same f: no loop. The pass is the same
+// for every kind of stored object it keeps (a Resource: where it is stored, which objects, a pure plan), in order.
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import {
   createConfiguration, CustomObjectsApi, PatchStrategy, ServerConfiguration, setHeaderOptions, type KubeConfig, type SecurityAuthentication,
 } from '@kubernetes/client-node';
 import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from '../util/backoff.ts';
-import { MANAGED_BY_LABEL, REFLECTION_MANAGER } from '../core/endpoint-slice.ts';
 import { pairSignature } from '../core/pair-changes.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import { describeError, FIELD_MANAGER, httpStatus, readListPage } from '../kube/client.ts';
-import { describeEdits, type Logger } from '../log.ts';
+import type { Logger } from '../log.ts';
 import type { Metrics, ReconcileResult } from '../metrics.ts';
 import { localClusters } from '../core/local-clusters.ts';
 import { namespacedName } from '../core/object-name.ts';
 import type { ShortcutView } from '../view/shortcut-view.ts';
-import { planSlice, type SliceWrite } from './plan.ts';
+import { ENDPOINT_SLICES } from './endpoint-slices.ts';
+import type { PlannedWrite, Resource } from './resource.ts';
 import { TokenBucket } from './token-bucket.ts';
 
-const GROUP = 'discovery.k8s.io';
-const VERSION = 'v1';
-const PLURAL = 'endpointslices';
 const JSON_PATCH = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
 export interface ReconcilerOptions {
   readonly config: KubeConfig;
@@ -29,6 +27,8 @@ export interface ReconcilerOptions {
   readonly clusterId: string | undefined;
   readonly logger: Logger;
   readonly metrics: Metrics;
+  /** What each pass keeps in step, in this order (default: the reflected EndpointSlices). */
+  readonly resources?: readonly Resource[];
   /** 0: no periodic pass, only passes on changes. */
   readonly resyncIntervalMs: number;
   /** Changes closer together than this make one pass: a flapping shortcut does not become a storm. */
@@ -40,6 +40,8 @@ export interface ReconcilerOptions {
   readonly backoff?: BackoffOptions;
   /** Only the leader writes; every replica may still run, correctness does not depend on it. */
   readonly isLeader?: () => boolean;
+  /** How soon an optional resource found not served or not granted is looked for again (default 60 s). */
+  readonly absentRetryMs?: number;
 }
 
 /**
@@ -94,12 +96,17 @@ export class SliceReconciler {
   private unsubscribe: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private resync: NodeJS.Timeout | undefined;
+  private relook: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private pending = false;
   private stopped = false;
+  private readonly resources: readonly Resource[];
+  /** The optional resources found not served (list 404), said once until they are served again. */
+  private readonly absent = new Set<Resource>();
 
   constructor(private readonly options: ReconcilerOptions) {
     this.api = keepAliveClient(options.config);
+    this.resources = options.resources ?? [ENDPOINT_SLICES];
     this.bucket = new TokenBucket(options.maxWritesPerSecond ?? 500);
     this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
   }
@@ -126,6 +133,7 @@ export class SliceReconciler {
     this.unsubscribe?.();
     if (this.timer !== undefined) clearTimeout(this.timer);
     if (this.resync !== undefined) clearInterval(this.resync);
+    if (this.relook !== undefined) clearTimeout(this.relook);
     await this.running;
   }
 
@@ -164,22 +172,24 @@ export class SliceReconciler {
     const results: Record<ReconcileResult, number> = { patched: 0, unchanged: 0, conflict: 0, error: 0, gone: 0 };
     let listed = 0;
     try {
-      const snapshot = this.options.view.current();
+      const context = { snapshot: this.options.view.current(), clusterId: this.options.clusterId };
       const limit = this.options.maxConcurrentWrites ?? 8;
       const inFlight = new Set<Promise<void>>();
-      for await (const item of this.listSlices()) {
-        listed++;
-        const plan = planSlice(item, snapshot, { clusterId: this.options.clusterId });
-        if (plan.kind === 'not-ours') continue;
-        if (plan.kind === 'in-step') { this.count(results, 'unchanged'); continue; }
-        const write = this.write(plan.write).then((result) => this.count(results, result));
-        inFlight.add(write);
-        void write.finally(() => inFlight.delete(write));
-        if (inFlight.size >= limit) await Promise.race(inFlight);
+      for (const resource of this.resources) {
+        for await (const item of this.list(resource)) {
+          listed++;
+          const plan = resource.plan(item, context);
+          if (plan.kind === 'not-ours') continue;
+          if (plan.kind === 'in-step') { this.count(resource, results, 'unchanged'); continue; }
+          const write = this.write(resource, plan.write).then((result) => this.count(resource, results, result));
+          inFlight.add(write);
+          void write.finally(() => inFlight.delete(write));
+          if (inFlight.size >= limit) await Promise.race(inFlight);
+        }
       }
       await Promise.all(inFlight);
     } catch (error) {
-      this.count(results, 'error');
+      results.error++;
       this.options.logger.warn({ err: describeError(error) }, 'reconcile pass failed, retrying');
     }
     // One decision per pass, so the delay grows while passes keep failing (a write refused 403 on every pass would
@@ -191,60 +201,103 @@ export class SliceReconciler {
     this.options.logger.info({ listed, ...results }, 'reconcile pass done');
   }
 
+  /**
+   * A CRD installed later, or a grant added, is found without waiting for a resync: the missing kinds are probed (one
+   * item), and only a kind that answers makes a pass; a full pass over every slice each minute would cost a leaf
+   * without Liqo's offloading CRDs a list of all its slices for nothing. One look pending at most.
+   */
+  private lookAgainLater(): void {
+    this.relook ??= setTimeout(() => {
+      this.relook = undefined;
+      void this.probeAbsent();
+    }, this.options.absentRetryMs ?? 60_000);
+    this.relook.unref();
+  }
+
+  private async probeAbsent(): Promise<void> {
+    for (const { group, version, plural, labelSelector } of this.absent) {
+      if (this.stopped) return;
+      try {
+        await this.api.listClusterCustomObject({ group, version, plural, labelSelector, limit: 1 });
+      } catch (error) {
+        const status = httpStatus(error);
+        if (status === 404 || status === 403) continue;
+      }
+      // There now, or failing otherwise: a pass finds out which, and says so.
+      this.trigger('a resource not served or not granted before may be there now', 0);
+      return;
+    }
+    if (this.absent.size > 0 && !this.stopped) this.lookAgainLater();
+  }
+
   private retryLater(): void {
     const delay = this.backoff.next();
     this.options.logger.warn({ delayMs: Math.round(delay) }, 'reconcile pass had errors or conflicts, next pass after a delay');
     setTimeout(() => this.trigger('retry after errors', 0), delay).unref();
   }
 
-  private count(results: Record<ReconcileResult, number>, result: ReconcileResult): void {
+  private count(resource: Resource, results: Record<ReconcileResult, number>, result: ReconcileResult): void {
     results[result]++;
-    this.options.metrics.slicesReconciled.inc({ result });
+    resource.counted(result, this.options.metrics);
   }
 
-  /** Reflected slices of every namespace, in pages, so 10,000 slices never sit in one response. */
-  private async *listSlices(): AsyncGenerator<unknown> {
+  /** The resource's objects of every namespace, in pages, so 10,000 slices never sit in one response. */
+  private async *list(resource: Resource): AsyncGenerator<unknown> {
+    const { group, version, plural, labelSelector } = resource;
     let token: string | undefined;
     do {
-      const page = readListPage(await this.api.listClusterCustomObject({
-        group: GROUP, version: VERSION, plural: PLURAL, labelSelector: `${MANAGED_BY_LABEL}=${REFLECTION_MANAGER}`,
-        limit: this.options.pageSize ?? 500, ...(token === undefined ? {} : { _continue: token }),
-      }));
+      let body: unknown;
+      try {
+        body = await this.api.listClusterCustomObject({
+          group, version, plural, labelSelector, limit: this.options.pageSize ?? 500, ...(token === undefined ? {} : { _continue: token }),
+        });
+      } catch (error) {
+        // Not served (a CRD not installed) or not granted (the chart's switch for ShadowEndpointSlices drops the rule):
+        // either way nothing of it to keep, and no failing pass retried at the backoff's pace.
+        const status = httpStatus(error);
+        if (!resource.optional || (status !== 404 && status !== 403)) throw error;
+        if (!this.absent.has(resource)) {
+          this.options.logger.info({ resource: `${plural}.${group}`, status }, status === 404
+            ? 'resource not served: nothing of it to reconcile' : 'resource not granted: nothing of it to reconcile');
+        }
+        this.absent.add(resource);
+        this.lookAgainLater();
+        return;
+      }
+      if (this.absent.delete(resource)) this.options.logger.info({ resource: `${plural}.${group}` }, 'resource served and granted again: reconciled from now on');
+      const page = readListPage(body);
       yield* page.items;
       token = page.continueToken;
     } while (token !== undefined && !this.stopped);
   }
 
-  /** Patches with a resourceVersion guard; on a conflict, reads the slice again and plans once more. */
-  private async write(planned: SliceWrite, attempt = 1): Promise<ReconcileResult> {
-    const { patch, ...ref } = planned;
+  /** Patches with a resourceVersion guard; on a conflict, reads the object again and plans once more. */
+  private async write(resource: Resource, planned: PlannedWrite, attempt = 1): Promise<ReconcileResult> {
+    const { group, version, plural } = resource;
+    const { namespace, name, patch } = planned;
     await this.bucket.take();
     try {
-      await this.api.patchNamespacedCustomObject(
-        { group: GROUP, version: VERSION, namespace: ref.namespace, plural: PLURAL, name: ref.name, body: patch, fieldManager: FIELD_MANAGER },
-        JSON_PATCH);
-      this.options.logger.info({ slice: namespacedName(ref.namespace, ref.name),
-        changes: describeEdits(ref.rewrite.edits) }, 'stored slice patched');
-      this.options.metrics.observeEdits(ref.rewrite.edits);
+      await this.api.patchNamespacedCustomObject({ group, version, namespace, plural, name, body: patch, fieldManager: FIELD_MANAGER }, JSON_PATCH);
+      planned.report(this.options);
       return 'patched';
     } catch (error) {
       const status = httpStatus(error);
       if (status === 404) return 'gone';
       // A failed `test` of the resourceVersion is 422; a stale version in the object is 409. Both: read again.
       if (status !== 409 && status !== 422) {
-        this.options.logger.warn({ slice: namespacedName(ref.namespace, ref.name), err: describeError(error) }, 'stored slice not patched');
+        this.options.logger.warn({ resource: plural, slice: namespacedName(namespace, name), err: describeError(error) }, 'stored slice not patched');
         return 'error';
       }
       if (attempt >= RETRIES_ON_CONFLICT) return 'conflict';
       let fresh: unknown;
       try {
-        fresh = await this.api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ref.namespace, plural: PLURAL, name: ref.name });
+        fresh = await this.api.getNamespacedCustomObject({ group, version, namespace, plural, name });
       } catch (readError) {
         return httpStatus(readError) === 404 ? 'gone' : 'error';
       }
-      const plan = planSlice(fresh, this.options.view.current(), { clusterId: this.options.clusterId });
+      const plan = resource.plan(fresh, { snapshot: this.options.view.current(), clusterId: this.options.clusterId });
       if (plan.kind !== 'write') return 'unchanged';
-      return this.write(plan.write, attempt + 1);
+      return this.write(resource, plan.write, attempt + 1);
     }
   }
 }

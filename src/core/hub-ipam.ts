@@ -68,11 +68,19 @@ export interface HubIpIndex {
   readonly size: number;
   readonly ipv4: ReadonlyMap<number, readonly HubIp[]>;
   readonly ipv6: ReadonlyMap<bigint, readonly HubIp[]>;
+  /**
+   * The same IPs by the hub's view of the pod (`spec.ip`): where a ShadowEndpointSlice's direct connection takes the
+   * hub path, the address the hub would have reflected is looked up as Liqo's virtual kubelet does
+   * (MapEndpointIPFromIPResource). The entries are the ones above, not copies.
+   */
+  readonly byPod: { readonly ipv4: ReadonlyMap<number, readonly HubIp[]>; readonly ipv6: ReadonlyMap<bigint, readonly HubIp[]> };
 }
 
 export function indexHubIps(ips: Iterable<HubIp>): HubIpIndex {
   const ipv4Index = new Map<number, HubIp[]>();
   const ipv6Index = new Map<bigint, HubIp[]>();
+  const ipv4ByPod = new Map<number, HubIp[]>();
+  const ipv6ByPod = new Map<bigint, HubIp[]>();
   let size = 0;
   const add = <V>(index: Map<V, HubIp[]>, key: V, ip: HubIp) => {
     const list = index.get(key);
@@ -80,7 +88,13 @@ export function indexHubIps(ips: Iterable<HubIp>): HubIpIndex {
   };
   for (const ip of ips) {
     size++;
-    if (ip.family === 'IPv4') add(ipv4Index, ip.allocated, ip); else add(ipv6Index, ip.allocated, ip);
+    if (ip.family === 'IPv4') {
+      add(ipv4Index, ip.allocated, ip);
+      add(ipv4ByPod, ip.pod, ip);
+    } else {
+      add(ipv6Index, ip.allocated, ip);
+      add(ipv6ByPod, ip.pod, ip);
+    }
   }
-  return { size, ipv4: ipv4Index, ipv6: ipv6Index };
+  return { size, ipv4: ipv4Index, ipv6: ipv6Index, byPod: { ipv4: ipv4ByPod, ipv6: ipv6ByPod } };
 }

@@ -39,7 +39,8 @@ export interface PodRef {
   readonly namespace: string | undefined;
 }
 
-function names(pod: PodRef, ip: HubIp): boolean {
+/** Whether the hub IP is the one of the pod an endpoint's targetRef names. */
+export function namesPod(pod: PodRef, ip: HubIp): boolean {
   return ip.podName === pod.name && (pod.namespace === undefined || ip.podNamespace === pod.namespace);
 }
 
@@ -80,26 +81,33 @@ export interface LeafNetwork {
   readonly tunnels: TunnelStates;
 }
 
-type Span<V> = { readonly network: V; readonly last: V; readonly prefixLength: number };
+export type Span<V> = { readonly network: V; readonly last: V; readonly prefixLength: number };
 type Move<V> = { readonly from: Span<V>; readonly to: Span<V>; readonly configuration: string; readonly cluster: string };
 
 /** How one family's values are read out of the family-tagged unions, without casts. */
-interface FamilyAccess<V extends number | bigint> {
+export interface FamilyAccess<V extends number | bigint> {
   readonly codec: AddressCodec<V>;
   span(cidr: Cidr): Span<V> | undefined;
   podAddress(ip: HubIp): V | undefined;
+  allocatedAddress(ip: HubIp): V | undefined;
+  /** The hub's IPs of this family by `spec.ip`. */
+  byPod(index: HubIpIndex): ReadonlyMap<V, readonly HubIp[]>;
 }
 
-const IPV4_ACCESS: FamilyAccess<number> = {
+export const IPV4_ACCESS: FamilyAccess<number> = {
   codec: ipv4,
   span: (cidr) => (cidr.family === 'IPv4' ? cidr : undefined),
   podAddress: (ip) => (ip.family === 'IPv4' ? ip.pod : undefined),
+  allocatedAddress: (ip) => (ip.family === 'IPv4' ? ip.allocated : undefined),
+  byPod: (index) => index.byPod.ipv4,
 };
 
-const IPV6_ACCESS: FamilyAccess<bigint> = {
+export const IPV6_ACCESS: FamilyAccess<bigint> = {
   codec: ipv6,
   span: (cidr) => (cidr.family === 'IPv6' ? cidr : undefined),
   podAddress: (ip) => (ip.family === 'IPv6' ? ip.pod : undefined),
+  allocatedAddress: (ip) => (ip.family === 'IPv6' ? ip.allocated : undefined),
+  byPod: (index) => index.byPod.ipv6,
 };
 
 /** `declared -> seen` (or the reverse) of each position, in this family, with where it was read. */
@@ -227,7 +235,7 @@ function familyResolver<V extends number | bigint>(options: {
       let found: Decision<V> | undefined;
       let matches = 0;
       for (const decision of seen.decisions) {
-        if (pod !== undefined && !names(pod, decision.ip)) continue;
+        if (pod !== undefined && !namesPod(pod, decision.ip)) continue;
         found = decision;
         matches++;
       }
@@ -245,7 +253,7 @@ function familyResolver<V extends number | bigint>(options: {
     if (pod === undefined) return `${hubId} has ${seen.decisions.length} IPs at ${at} (${held}) and the endpoint names no pod to choose between them`;
     const named = pod.namespace === undefined ? pod.name : `${pod.namespace}/${pod.name}`;
     if (matches === 0) return `${hubId}'s IP at ${at} is ${held}, not the endpoint's pod ${named}`;
-    const same = seen.decisions.filter(({ ip }) => names(pod, ip)).map((d) => d.ip.ref).join(', ');
+    const same = seen.decisions.filter(({ ip }) => namesPod(pod, ip)).map((d) => d.ip.ref).join(', ');
     return `${hubId} has ${matches} IPs at ${at} for a pod named ${named} (${same}) and the endpoint names no namespace to choose between them`;
   }
 
@@ -290,7 +298,7 @@ export interface DirectNetwork {
 }
 
 /** Step 4's condition: a Configuration for the peer and at least one Connection to it, all of them Connected. */
-function directNetworkTo(peer: string, leaf: LeafNetwork): DirectNetwork {
+export function directNetworkTo(peer: string, leaf: LeafNetwork): DirectNetwork {
   // Connections that exist but are not all Connected say more than a missing Configuration: the tunnel is down.
   const tunnel = leaf.tunnels.get(peer);
   if (tunnel !== undefined && tunnel !== TUNNEL_CONNECTED) {

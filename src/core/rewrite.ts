@@ -115,7 +115,7 @@ function originalsText(flags: ReadonlyMap<string, string | undefined>): string {
 export const ANNOTATIONS_LIMIT_BYTES = 256 * 1024;
 
 /** Go's len() of a string: its UTF-8 bytes. */
-function utf8Length(text: string): number {
+export function utf8Length(text: string): number {
   let bytes = 0;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
@@ -157,7 +157,7 @@ interface FamilyContext<V extends number | bigint> {
  * The hub pod an endpoint names (`targetRef`: Liqo's RemotePod keeps the hub pod's name and namespace). A name without
  * a namespace still narrows the choice: it must never be read as "any pod".
  */
-function podOf(endpoint: JsonObject): PodRef | undefined {
+export function podOf(endpoint: JsonObject): PodRef | undefined {
   const ref = Object.hasOwn(endpoint, 'targetRef') ? endpoint.targetRef : undefined;
   if (!isObject(ref)) return undefined;
   const name = field(ref, 'name');

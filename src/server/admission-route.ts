@@ -1,8 +1,10 @@
-// POST /mutate/endpointslices: the only place that turns reviews into HTTP. Error policy:
+// POST /mutate/endpointslices and /mutate/shadowendpointslices: the only place that turns reviews into HTTP. One
+// straight line for both resources (decode → review → pure rule → patch → response); what differs is a
+// ReviewedResource below. Error policy, the same for both:
 //
 //   situation                                  answer
 //   ----------------------------------------   -------------------------------------------------------------
-//   review decoded, slice rewritten            200, allowed, JSONPatch (base64)
+//   review decoded, object rewritten           200, allowed, JSONPatch (base64)
 //   review decoded, nothing to change/skipped  200, allowed, no patch
 //   review decoded, the webhook itself failed  200, allowed, no patch; logged and counted as result=error
 //   review decoded, ?timeout= budget spent     200, allowed, no patch (an answer in time beats a late patch)
@@ -16,15 +18,66 @@ import type { RawServerBase } from 'fastify';
 import type { AnyFastify } from './any-fastify.ts';
 import { admissionResponse, Outcome, type ReviewOutcome } from '../admission/responses.ts';
 import { reviewEndpointSlice } from '../admission/review-endpoint-slice.ts';
+import { reviewShadowEndpointSlice, type ShadowReviewed } from '../admission/review-shadow-endpoint-slice.ts';
 import { decodeReview, type AdmissionRequest } from '../admission/review.ts';
+import { outcomeCounts } from '../core/direct-connections.ts';
 import { sliceName } from '../core/endpoint-slice.ts';
+import type { SliceRewrite } from '../core/rewrite.ts';
+import type { Snapshot } from '../core/snapshot.ts';
 import { parseDuration } from '../util/duration.ts';
 import { errorMessage } from '../util/errors.ts';
 import { describeEdits, type Logger } from '../log.ts';
-import type { Metrics } from '../metrics.ts';
+import type { AdmissionResource, Metrics } from '../metrics.ts';
 import type { ShortcutView } from '../view/shortcut-view.ts';
 
 export const ADMISSION_PATH = '/mutate/endpointslices';
+export const SHADOW_ADMISSION_PATH = '/mutate/shadowendpointslices';
+
+/** What differs between the resources the webhook reviews; the route around it is one for all. */
+interface ReviewedResource<T> {
+  readonly resource: AdmissionResource;
+  readonly path: string;
+  /** How the log calls the object. */
+  readonly noun: 'slice' | 'shadow';
+  review(request: AdmissionRequest, snapshot: Snapshot, clusterId: string | undefined): ReviewOutcome<T>;
+  /** The resource's own metrics, after the counts every review gets. */
+  observe(metrics: Metrics, outcome: ReviewOutcome<T>): void;
+  /** What the log line of a patched object says about the change. */
+  patched(rewrite: T): Record<string, unknown>;
+}
+
+const ENDPOINT_SLICES: ReviewedResource<SliceRewrite> = {
+  resource: 'endpointslices',
+  path: ADMISSION_PATH,
+  noun: 'slice',
+  review: (request, snapshot, clusterId) => reviewEndpointSlice(request, snapshot, { clusterId }),
+  observe: (metrics, outcome) => metrics.observeRewrite(outcome),
+  patched: (rewrite) => ({
+    cluster: rewrite.slice.clusterId, changed: rewrite.edits.length, changes: describeEdits(rewrite.edits),
+    annotations: rewrite.annotations.map((a) => a.key),
+  }),
+};
+
+const SHADOW_ENDPOINT_SLICES: ReviewedResource<ShadowReviewed> = {
+  resource: 'shadowendpointslices',
+  path: SHADOW_ADMISSION_PATH,
+  noun: 'shadow',
+  review: (request, snapshot, clusterId) => reviewShadowEndpointSlice(request, snapshot, { clusterId }),
+  observe: (metrics, outcome) => metrics.observeShadowRepair(outcome),
+  patched: (repair) => ({
+    cluster: repair.shadow.clusterId, hub: repair.shadow.hub, changed: repair.kind === 'changed' ? repair.edits.length : 0,
+    changes: repair.kind === 'changed' ? describeEdits(repair.edits) : [], outcomes: outcomeCounts(repair.addresses),
+    annotations: repair.kind === 'changed' ? repair.annotations.map((a) => a.key) : [],
+  }),
+};
+
+const RESOURCE_PATHS: readonly { readonly path: string; readonly resource: AdmissionResource }[] = [ENDPOINT_SLICES, SHADOW_ENDPOINT_SLICES];
+
+/** The resource a request was sent for, by its path: how a refused body is counted. */
+export function resourceOfUrl(url: string): AdmissionResource | 'unknown' {
+  const path = url.split('?', 1)[0];
+  return RESOURCE_PATHS.find((resource) => resource.path === path)?.resource ?? 'unknown';
+}
 
 export interface AdmissionRouteOptions {
   readonly view: ShortcutView;
@@ -54,16 +107,16 @@ function budgets(): (query: unknown) => number | undefined {
 }
 
 /** A skip when the budget is spent, else undefined. */
-function deadline(elapsedMs: number, budget: number | undefined): ReviewOutcome | undefined {
+function deadline(elapsedMs: number, budget: number | undefined): ReviewOutcome<never> | undefined {
   if (budget === undefined || elapsedMs <= budget) return undefined;
   return Outcome.skipped('deadline', `${elapsedMs.toFixed(0)} ms of a ${budget / DEADLINE_SHARE} ms timeout spent`);
 }
 
 const NOT_SYNCED = Object.freeze(Outcome.skipped('view-not-synced', 'the shortcut view has not synced yet'));
 
-function review(request: AdmissionRequest, options: AdmissionRouteOptions): ReviewOutcome {
+function review<T>(resource: ReviewedResource<T>, request: AdmissionRequest, options: AdmissionRouteOptions): ReviewOutcome<T> {
   try {
-    return reviewEndpointSlice(request, options.view.current(), { clusterId: options.clusterId });
+    return resource.review(request, options.view.current(), options.clusterId);
   } catch (error) {
     return Outcome.errored(error);
   }
@@ -71,41 +124,47 @@ function review(request: AdmissionRequest, options: AdmissionRouteOptions): Revi
 
 const OUTCOME_LEVEL = { patched: 'info', unchanged: 'debug', skipped: 'debug', error: 'error' } as const;
 
-function logOutcome(logger: Logger, request: AdmissionRequest, outcome: ReviewOutcome, elapsedMs: number): void {
+function logOutcome<T>(logger: Logger, resource: ReviewedResource<T>, request: AdmissionRequest, outcome: ReviewOutcome<T>, elapsedMs: number): void {
   // Building the line costs more than the rest of the route's own work: not for a line the level drops.
   if (!logger.isLevelEnabled(OUTCOME_LEVEL[outcome.kind])) return;
-  const context = { uid: request.uid, operation: request.operation, slice: sliceName(request.object), dryRun: request.dryRun, ms: Number(elapsedMs.toFixed(3)) };
+  const { noun } = resource;
+  const context = { uid: request.uid, operation: request.operation, [noun]: sliceName(request.object), dryRun: request.dryRun, ms: Number(elapsedMs.toFixed(3)) };
   switch (outcome.kind) {
     case 'patched':
-      logger.info({ ...context, cluster: outcome.rewrite.slice.clusterId, changed: outcome.rewrite.edits.length,
-        changes: describeEdits(outcome.rewrite.edits), annotations: outcome.rewrite.annotations.map((a) => a.key) },
-      'slice patched');
+      logger.info({ ...context, ...resource.patched(outcome.rewrite) }, `${noun} patched`);
       return;
     case 'unchanged':
-      logger.debug(context, 'slice unchanged');
+      logger.debug(context, `${noun} unchanged`);
       return;
     case 'skipped':
-      logger.debug({ ...context, reason: outcome.reason, detail: outcome.detail }, 'slice left alone');
+      logger.debug({ ...context, reason: outcome.reason, detail: outcome.detail }, `${noun} left alone`);
       return;
     case 'error':
       logger.error({ ...context, err: errorMessage(outcome.error) }, 'review failed, allowed without a patch');
   }
 }
 
+/** The routes of both resources. */
 export function admissionRoute<S extends RawServerBase>(app: AnyFastify<S>, options: AdmissionRouteOptions): void {
+  resourceRoute(app, options, ENDPOINT_SLICES);
+  resourceRoute(app, options, SHADOW_ENDPOINT_SLICES);
+}
+
+function resourceRoute<S extends RawServerBase, T>(app: AnyFastify<S>, options: AdmissionRouteOptions, resource: ReviewedResource<T>): void {
   const budgetMs = budgets();
-  app.post(ADMISSION_PATH, async (request, reply) => {
+  app.post(resource.path, async (request, reply) => {
     const decoded = decodeReview(request.body);
     // Refused like every other bad body: the app's error handler counts, logs and answers.
     if (!decoded.ok) throw Object.assign(new Error(`malformed AdmissionReview: ${decoded.message}`), { statusCode: 400 });
     const admission = decoded.value;
     const budget = budgetMs(request.query);
-    let outcome = options.view.isSynced() ? deadline(options.elapsedMs(request), budget) ?? review(admission, options) : NOT_SYNCED;
+    let outcome: ReviewOutcome<T> = options.view.isSynced() ? deadline(options.elapsedMs(request), budget) ?? review(resource, admission, options) : NOT_SYNCED;
     // Checked again after the work: a patch the API server has stopped waiting for helps nobody.
     if (outcome.kind === 'patched') outcome = deadline(options.elapsedMs(request), budget) ?? outcome;
     const elapsed = options.elapsedMs(request);
-    options.metrics.observeReview(admission.operation, outcome, elapsed / 1000);
-    logOutcome(options.logger, admission, outcome, elapsed);
+    options.metrics.observeReview(resource.resource, admission.operation, outcome, elapsed / 1000);
+    resource.observe(options.metrics, outcome);
+    logOutcome(options.logger, resource, admission, outcome, elapsed);
     return reply.code(200).send(admissionResponse(admission, outcome));
   });
 }

@@ -1,5 +1,6 @@
 // The body of /debug/pairs: what the snapshot makes of every FCC, per local cluster, as JSON.
 import type { Cidr } from '../core/cidr.ts';
+import { peerDirectConnections, type PeerDirectConnections } from '../core/direct-connections.ts';
 import { sortedTunnels } from '../core/leaf-views.ts';
 import { localClusters, statesOf, viewNotes } from '../core/local-clusters.ts';
 import type { Snapshot } from '../core/snapshot.ts';
@@ -57,7 +58,9 @@ export interface DebugPairs {
   /** The hub's IPAM objects the stock path reads, or why they are not known. */
   readonly hub:
     | { readonly known: true; readonly ips: number; readonly configurations: readonly { configuration: string; peer: string | null; hubViewPodCIDRs: readonly string[]; peerPodCIDRs: readonly string[] }[];
-        readonly directNetworks: readonly { peer: string; state: string; detail: string }[] }
+        readonly directNetworks: readonly { peer: string; state: string; detail: string }[];
+        /** Liqo's own direct connections (ShadowEndpointSlices): what the repair makes of each peer's addresses. */
+        readonly directConnections: readonly PeerDirectConnections[] }
     | { readonly known: false; readonly why: string };
   /** The leaf's own Liqo objects the decisions read (cluster mode, or given with the files); empty when unknown. */
   readonly leaf: {
@@ -110,6 +113,7 @@ export function debugPairs({ snapshot, clusterId, synced, lastSync, sources }: D
           hubViewPodCIDRs: c.podMappings.map((m) => m.seen.text), peerPodCIDRs: c.podMappings.map((m) => m.declared.text),
         })),
         directNetworks: snapshot.directNetworks.map(({ peer, state, detail }) => ({ peer, state, detail })),
+        directConnections: peerDirectConnections(snapshot, clusterId),
       }
       : { known: false, why: snapshot.hub.why },
     leaf: {

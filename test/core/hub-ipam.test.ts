@@ -91,3 +91,14 @@ test('the index counts every IP and files each under its allocated address, in i
   assert.deepEqual([...index.ipv6], [[ip6.allocated, [ip6]]]);
   assert.equal(indexHubIps([]).size, 0);
 });
+
+test('the index also files each IP under the hub\'s view of its pod (spec.ip): the same entries, for the direct connections\' hub path', () => {
+  const old = decoded(hubIpObject({ pod: 'old', ip: '10.63.0.7', allocated: '10.70.0.12' }));
+  const twin = decoded(hubIpObject({ pod: 'twin', ip: '10.63.0.7', allocated: '10.70.0.14' }));
+  const ip = decoded(web0);
+  const ip6 = decoded(hubIpObject({ pod: 'web-1', ip: 'fd63::97', allocated: 'fd70::c' }));
+  const index = indexHubIps([old, ip, twin, ip6]);
+  assert.deepEqual([...index.byPod.ipv4], [[old.pod, [old, twin]], [ip.pod, [ip]]]);
+  assert.deepEqual([...index.byPod.ipv6], [[ip6.pod, [ip6]]]);
+  assert.equal([...index.byPod.ipv4.values()][0]?.[0], [...index.ipv4.values()][0]?.[0], 'one object, filed twice');
+});

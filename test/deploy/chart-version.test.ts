@@ -12,6 +12,7 @@ const chartDir = new URL('../../charts/shortcut-webhook/', import.meta.url).path
 /** Every released chart version with the hash of its content. */
 const RELEASED: Readonly<Record<string, string>> = {
   '0.2.0': '207bafa279a365a9',
+  '0.3.0': 'a7da90ea5c1f37b1',
 };
 
 function files(dir: string): string[] {

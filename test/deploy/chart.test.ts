@@ -136,6 +136,7 @@ const valueSets: readonly [string, RenderOptions][] = [
   ['FCCs from the hub', { values: { shortcuts: { source: 'hubKubeconfig', hubKubeconfigSecret: 'hub-access', namespace: 'default' } } }],
   ['FCCs mirrored into the leaf', { values: { shortcuts: { source: 'cluster' } } }],
   ['the controller off', { values: { controller: { enabled: false } } }],
+  ['the shadow repair off', { values: { webhook: { shadowEndpointSlices: { enabled: false } } } }],
   ['ServiceMonitor and PrometheusRule on', { values: { metrics: { serviceMonitor: { enabled: true }, prometheusRule: { enabled: true } } } }],
   ['another release name and namespace', { releaseName: 'edge', namespace: 'leaf-net' }],
 ];
@@ -158,7 +159,8 @@ describe('helm lint and helm template, for every value set', () => {
         assertValid(rendered);
         const namespace = options.namespace ?? 'shortcut-webhook';
         const serviceName = options.releaseName === undefined ? 'shortcut-webhook' : `${options.releaseName}-shortcut-webhook`;
-        assertSafeWebhook(only(rendered.objects, 'MutatingWebhookConfiguration'), { serviceName, namespace, failurePolicy: 'Ignore' });
+        const shadows = name !== 'the shadow repair off';
+        assertSafeWebhook(only(rendered.objects, 'MutatingWebhookConfiguration'), { serviceName, namespace, failurePolicy: 'Ignore', shadows });
         assertHardenedDeployment(only(rendered.objects, 'Deployment'), { tlsSecret: tlsSecretOf(only(rendered.objects, 'Deployment')) });
         for (const object of rendered.objects) {
           if (!['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'MutatingWebhookConfiguration'].includes(object.kind)) {
@@ -172,7 +174,7 @@ describe('helm lint and helm template, for every value set', () => {
       const strip = (rendered: RenderedChart): unknown[] => [...rendered.objects].sort((a, b) => `${a.kind}/${a.metadata.name}`.localeCompare(`${b.kind}/${b.metadata.name}`)).map((object) => {
         const copy: Record<string, unknown> = structuredClone(object);
         if (object.kind === 'Secret') delete copy['data'];
-        if (object.kind === 'MutatingWebhookConfiguration') delete recordAt(listAt(copy, 'webhooks'), '[0]').clientConfig;
+        if (object.kind === 'MutatingWebhookConfiguration') for (const webhook of listAt(copy, 'webhooks')) if (isRecord(webhook)) delete webhook['clientConfig'];
         return copy;
       });
       assert.deepEqual(strip(render({ ...options, helm: 'v3' })), strip(render({ ...options, helm: 'v4' })));
@@ -271,7 +273,7 @@ describe('the chart rendered with its defaults', () => {
       /^\.metadata\.labels\.helm\.sh\/chart$/,
       /^\.metadata\.labels\.app\.kubernetes\.io\/managed-by$/,
       /^\.metadata\.labels\.app\.kubernetes\.io\/version$/,
-      /^\.webhooks\.0\.clientConfig\.caBundle$/,
+      /^\.webhooks\.[01]\.clientConfig\.caBundle$/,
     ];
     const unnamed: string[] = [];
     const seen = new Set<RegExp>();
@@ -414,9 +416,29 @@ describe('the chart with other values', () => {
     assert.match(rendered.notes, /WARNING: failurePolicy Fail/);
   });
 
-  test('webhook.excludeNamespaces adds to the own namespace in the exclusion', () => {
+  test('webhook.excludeNamespaces adds to the own namespace in the exclusion, for both webhooks', () => {
     const rendered = renderChart({ values: { webhook: { excludeNamespaces: ['kube-system', 'liqo'] } } });
-    assert.deepEqual(at(webhookOf(rendered.objects), 'namespaceSelector.matchExpressions.[0].values'), ['shortcut-webhook', 'kube-system', 'liqo']);
+    const webhooks = listAt(only(rendered.objects, 'MutatingWebhookConfiguration'), 'webhooks');
+    assert.equal(webhooks.length, 2);
+    for (const webhook of webhooks) {
+      assert.deepEqual(at(webhook, 'namespaceSelector.matchExpressions.[0].values'), ['shortcut-webhook', 'kube-system', 'liqo']);
+    }
+  });
+
+  test('webhook.shadowEndpointSlices.enabled false drops the ShadowEndpointSlice webhook and its grant, and says so', () => {
+    const on = renderChart();
+    assert.equal(at(listAt(only(on.objects, 'MutatingWebhookConfiguration'), 'webhooks'), '[1].name'), 'shadowendpointslices.shortcut-webhook.liqo.io');
+    assert.match(on.notes, /ShadowEndpointSlices of Liqo's direct connections/);
+    const off = renderChart({ values: { webhook: { shadowEndpointSlices: { enabled: false } } } });
+    assertSafeWebhook(only(off.objects, 'MutatingWebhookConfiguration'), { serviceName: 'shortcut-webhook', namespace: 'shortcut-webhook', failurePolicy: 'Ignore', shadows: false });
+    assert.deepEqual(grants(only(off.objects, 'ClusterRole')), expectedLeafGrants({ fccInCluster: true, shadows: false }));
+    assert.match(off.notes, /left as Liqo makes them/);
+  });
+
+  test('failurePolicy Fail applies to the EndpointSlice webhook only: the ShadowEndpointSlice one still fails open', () => {
+    const rendered = renderChart({ values: { webhook: { failurePolicy: 'Fail' } } });
+    const webhooks = listAt(only(rendered.objects, 'MutatingWebhookConfiguration'), 'webhooks');
+    assert.deepEqual(webhooks.map((webhook) => at(webhook, 'failurePolicy')), ['Fail', 'Ignore']);
   });
 
   test('the CRD comes from crds/: installed where missing, skipped with --skip-crds, never a template Helm owns', () => {

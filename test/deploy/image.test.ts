@@ -193,6 +193,15 @@ describe('the bundle the Dockerfile builds', () => {
       assert.match(result.stdout, /serve/);
     }
   });
+
+  test('says the package\'s version wherever its folder lies, with no package.json beside it (the bench runs it from .tmp/<dir>/)', () => {
+    const outfile = bundle();
+    assert.ok(!existsSync(join(out, '..', 'package.json')), 'the folder above the bundle has no package.json');
+    const result = spawnSync(process.execPath, [outfile, 'version'], { cwd: out, encoding: 'utf8', timeout: 30_000 });
+    assert.equal(result.status, 0, result.stderr);
+    const { version } = JSON.parse(readFileSync(repoPath('package.json'), 'utf8')) as { version: string };
+    assert.match(result.stdout, new RegExp(`\\b${version.replaceAll('.', '\\.')}\\b`));
+  });
 });
 
 /** The argv and environment a container of the Deployment starts with (downward API values filled in). */

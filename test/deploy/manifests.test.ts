@@ -162,8 +162,7 @@ describe('the MutatingWebhookConfiguration', () => {
   });
 
   test('leaves caBundle out, so that re-applying never resets the one install-secret.sh patched in', () => {
-    const webhook = recordAt(listAt(configuration, 'webhooks'), '[0]');
-    assert.equal(at(webhook, 'clientConfig.caBundle'), undefined);
+    for (const webhook of listAt(configuration, 'webhooks')) assert.equal(at(webhook, 'clientConfig.caBundle'), undefined);
   });
 
   test('reaches the container port named webhook through Service port 443', () => {
@@ -184,6 +183,25 @@ describe('the MutatingWebhookConfiguration', () => {
     const unselective = deepCopy(configuration);
     delete recordAt(listAt(unselective, 'webhooks'), '[0]')['objectSelector'];
     assert.throws(() => assertSafeWebhook(unselective, { serviceName: 'shortcut-webhook', namespace, failurePolicy: 'Ignore' }));
+  });
+
+  test('the safety check fails on a ShadowEndpointSlice webhook failing closed, at another timeout, or missing', () => {
+    const closed = deepCopy(configuration);
+    recordAt(listAt(closed, 'webhooks'), '[1]')['failurePolicy'] = 'Fail';
+    assert.throws(() => assertSafeWebhook(closed, { serviceName: 'shortcut-webhook', namespace, failurePolicy: 'Ignore' }), /failurePolicy/);
+    const slower = deepCopy(configuration);
+    recordAt(listAt(slower, 'webhooks'), '[1]')['timeoutSeconds'] = 10;
+    assert.throws(() => assertSafeWebhook(slower, { serviceName: 'shortcut-webhook', namespace, failurePolicy: 'Ignore' }));
+    const one = deepCopy(configuration);
+    listAt(one, 'webhooks').pop();
+    assert.throws(() => assertSafeWebhook(one, { serviceName: 'shortcut-webhook', namespace, failurePolicy: 'Ignore' }), /one webhook per resource/);
+  });
+
+  test('reviews Liqo\'s ShadowEndpointSlices on /mutate/shadowendpointslices, failing open', () => {
+    const webhook = recordAt(listAt(configuration, 'webhooks'), '[1]');
+    assert.equal(webhook['name'], 'shadowendpointslices.shortcut-webhook.liqo.io');
+    assert.equal(webhook['failurePolicy'], 'Ignore');
+    assert.equal(at(webhook, 'clientConfig.service.path'), '/mutate/shadowendpointslices');
   });
 });
 
@@ -216,7 +234,7 @@ describe('the Deployment', () => {
 });
 
 describe('RBAC', () => {
-  test('the ClusterRole grants exactly FCC, Connection and Configuration reads and EndpointSlice get/list/watch/patch', () => {
+  test('the ClusterRole grants exactly FCC, Connection and Configuration reads and EndpointSlice and ShadowEndpointSlice get/list/watch/patch', () => {
     const role = only(objects, 'ClusterRole');
     assertNoWildcards(role);
     assert.deepEqual(grants(role), expectedLeafGrants({ fccInCluster: true }));

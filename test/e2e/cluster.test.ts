@@ -134,7 +134,7 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
   };
   const setCaBundle = async (ca: Buffer) => {
     await admin.ok('PATCH', '/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/shortcut-webhook',
-      [{ op: 'replace', path: '/webhooks/0/clientConfig/caBundle', value: ca.toString('base64') }], { contentType: 'application/json-patch+json' });
+      [0, 1].map((i) => ({ op: 'replace', path: `/webhooks/${i}/clientConfig/caBundle`, value: ca.toString('base64') })), { contentType: 'application/json-patch+json' });
     await canary.configurationsSeen();
   };
   /**
@@ -205,10 +205,13 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
       'Role', 'RoleBinding', 'Service', 'Deployment', 'PodDisruptionBudget', 'MutatingWebhookConfiguration']);
     for (const object of shipped) {
       if (object.kind === 'MutatingWebhookConfiguration') {
-        const webhooks = object.webhooks as { clientConfig: Record<string, unknown> }[];
-        assert.equal(webhooks.length, 1);
+        const webhooks = object.webhooks as { clientConfig: { service: { path: string } } | Record<string, unknown> }[];
+        // EndpointSlices, and Liqo's ShadowEndpointSlices (the direct connections): each to its own path of the process.
+        assert.deepEqual(webhooks.map((hook) => (hook.clientConfig as { service: { path: string } }).service.path),
+          ['/mutate/endpointslices', '/mutate/shadowendpointslices']);
         for (const hook of webhooks) {
-          hook.clientConfig = { url: `https://127.0.0.1:${webhookPort}/mutate/endpointslices`, caBundle: serving.ca.toString('base64') };
+          const { path } = (hook.clientConfig as { service: { path: string } }).service;
+          hook.clientConfig = { url: `https://127.0.0.1:${webhookPort}${path}`, caBundle: serving.ca.toString('base64') };
         }
       }
       const answer = await admin.request('POST', pathOf(object), object);
@@ -292,7 +295,8 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
         ['GET', '/api/v1/namespaces/shortcut-webhook/configmaps', undefined],
         ['POST', SLICES, direct({ name: 'not-allowed' })],
         ['DELETE', `${SLICES}/anything`, undefined],
-        ['GET', SHADOWS, undefined],
+        ['POST', SHADOWS, shadowSlice({ name: 'not-allowed' })],
+        ['DELETE', `${SHADOWS}/anything`, undefined],
         ['PATCH', `${FCC_PATH}/anything`, {}],
         ['GET', '/apis/coordination.k8s.io/v1/namespaces/default/leases/shortcut-webhook-controller', undefined],
         ['GET', '/apis/coordination.k8s.io/v1/namespaces/shortcut-webhook/leases/someone-else', undefined],
@@ -301,6 +305,9 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
         assert.equal(answer.status, 403, `${method} ${path} is forbidden: ${answer.text}`);
       }
       assert.equal((await asWebhook.request('GET', `${SLICES}?limit=1`)).status, 200);
+      // The controller's shadow pass (Liqo's direct connections) lists, watches, gets and patches shadows: nothing more.
+      assert.equal((await asWebhook.request('GET', `${SHADOWS}?limit=1`)).status, 200);
+      assert.equal((await asWebhook.request('GET', `${SHADOWS}/anything`)).status, 404);
     } finally {
       asWebhook.close();
     }
@@ -595,9 +602,9 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
     const running = webhook!;
     const errors = logRecords(running).filter((r) => typeof r.level === 'number' && r.level >= 50);
     assert.deepEqual(errors, []);
-    assert.ok(!((await metricValue(running, 'shortcut_webhook_admission_requests_total{operation="UPDATE",result="error"}')) > 0));
-    assert.ok(!((await metricValue(running, 'shortcut_webhook_admission_requests_total{operation="CREATE",result="error"}')) > 0));
-    assert.ok(await metricValue(running, 'shortcut_webhook_admission_requests_total{operation="UPDATE",result="patched"}') > 0);
+    assert.ok(!((await metricValue(running, 'shortcut_webhook_admission_requests_total{operation="UPDATE",result="error",resource="endpointslices"}')) > 0));
+    assert.ok(!((await metricValue(running, 'shortcut_webhook_admission_requests_total{operation="CREATE",result="error",resource="endpointslices"}')) > 0));
+    assert.ok(await metricValue(running, 'shortcut_webhook_admission_requests_total{operation="UPDATE",result="patched",resource="endpointslices"}') > 0);
   });
 
   test('stock Liqo: an address the hub\'s IPAM allocated is stored resolved into the leaf\'s direct network to the pod\'s cluster, and restored when that network goes', async () => {

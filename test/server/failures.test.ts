@@ -56,7 +56,7 @@ test('an internal error is logged, counted and answered allowed without a patch'
     const answer = await post1(url, certs.ca, JSON.stringify(reviewObject(sliceObject(), { uid: 'boom' })));
     assert.equal(answer.status, 200);
     assert.deepEqual(JSON.parse(answer.body).response, { uid: 'boom', allowed: true });
-    assert.match(await metrics.registry.metrics(), /admission_requests_total\{operation="CREATE",result="error"\} 1/);
+    assert.match(await metrics.registry.metrics(), /admission_requests_total\{operation="CREATE",result="error",resource="endpointslices"\} 1/);
     assert.ok(logs.some((line) => line.includes('view exploded') && line.includes('"uid":"boom"')));
   } finally {
     await app.close();
@@ -89,7 +89,7 @@ test('a review whose ?timeout= budget is spent before it is read is answered unp
       }, reject);
     });
     assert.deepEqual(JSON.parse(answer).response, { uid: 'late', allowed: true });
-    assert.match(await metrics.registry.metrics(), /admission_requests_total\{operation="CREATE",result="skipped"\} 1/);
+    assert.match(await metrics.registry.metrics(), /admission_requests_total\{operation="CREATE",result="skipped",resource="endpointslices"\} 1/);
   } finally {
     await app.close();
   }
@@ -101,7 +101,7 @@ test('a review whose ?timeout= budget runs out during the rewrite is answered un
   try {
     const answer = await post1(url, certs.ca, JSON.stringify(reviewObject(sliceObject(), { uid: 'slow' })), { path: '/mutate/endpointslices?timeout=100ms' });
     assert.deepEqual(JSON.parse(answer.body).response, { uid: 'slow', allowed: true });
-    assert.match(await metrics.registry.metrics(), /admission_requests_total\{operation="CREATE",result="skipped"\} 1/);
+    assert.match(await metrics.registry.metrics(), /admission_requests_total\{operation="CREATE",result="skipped",resource="endpointslices"\} 1/);
   } finally {
     await app.close();
   }
@@ -153,7 +153,7 @@ test('before the first sync of the view, reviews are allowed unpatched rather th
       'liqo.io/shortcut-addresses': '10.61.0.151', 'liqo.io/shortcut-original-addresses': '{"10.61.0.151":"10.63.0.151"}' } });
     const answer = await post1(url, certs.ca, JSON.stringify(reviewObject(rewritten, { operation: 'UPDATE', uid: 'early' })));
     assert.deepEqual(JSON.parse(answer.body).response, { uid: 'early', allowed: true });
-    assert.match(await metrics.registry.metrics(), /admission_requests_total\{operation="UPDATE",result="skipped"\} 1/);
+    assert.match(await metrics.registry.metrics(), /admission_requests_total\{operation="UPDATE",result="skipped",resource="endpointslices"\} 1/);
     store.publishFccs([]);
     const synced = await post1(url, certs.ca, JSON.stringify(reviewObject(rewritten, { operation: 'UPDATE', uid: 'later' })));
     assert.equal(JSON.parse(synced.body).response.patchType, 'JSONPatch', 'once synced, an empty view does restore');
@@ -173,7 +173,7 @@ test('a refused body is timed on the app\'s clock from its arrival, like a revie
     assert.equal(answer.status, 400);
     const text = await metrics.registry.metrics();
     assert.match(text, /^shortcut_webhook_admission_duration_seconds_sum 0\.003$/m);
-    assert.match(text, /admission_requests_total\{operation="unknown",result="error"\} 1/);
+    assert.match(text, /admission_requests_total\{operation="unknown",result="error",resource="endpointslices"\} 1/);
   } finally {
     await app.close();
   }

@@ -182,10 +182,10 @@ test('counts reviews by operation and result in the metrics', async () => {
   await post1(harness.url, harness.certs.ca, JSON.stringify(reviewObject(sliceObject({ addresses: [['10.200.0.1']] }), { operation: 'UPDATE' })), { agent });
   agent.destroy();
   const text = await harness.metrics.registry.metrics();
-  assert.match(text, /admission_requests_total\{operation="other",result="skipped"\} 1/, 'client-chosen operations do not become labels');
-  assert.match(text, /shortcut_webhook_admission_requests_total\{operation="UPDATE",result="patched"\} [1-9]/);
-  assert.match(text, /shortcut_webhook_admission_requests_total\{operation="UPDATE",result="skipped"\} [1-9]/);
-  assert.match(text, /shortcut_webhook_admission_requests_total\{operation="UPDATE",result="unchanged"\} [1-9]/);
+  assert.match(text, /admission_requests_total\{operation="other",result="skipped",resource="endpointslices"\} 1/, 'client-chosen operations do not become labels');
+  assert.match(text, /shortcut_webhook_admission_requests_total\{operation="UPDATE",result="patched",resource="endpointslices"\} [1-9]/);
+  assert.match(text, /shortcut_webhook_admission_requests_total\{operation="UPDATE",result="skipped",resource="endpointslices"\} [1-9]/);
+  assert.match(text, /shortcut_webhook_admission_requests_total\{operation="UPDATE",result="unchanged",resource="endpointslices"\} [1-9]/);
   assert.match(text, /shortcut_webhook_addresses_rewritten_total [1-9]/);
   // SPEC §4: buckets from 100 µs to 10 s.
   assert.match(text, /shortcut_webhook_admission_duration_seconds_bucket\{le="0.0001"\}/);

@@ -179,3 +179,54 @@ export function hubIpObject(spec: { pod: string; namespace?: string; ip: string;
     status: spec.allocated === null ? {} : { ip: spec.allocated ?? '10.70.0.12', cidr: '10.70.0.0/16' },
   };
 }
+
+export interface ShadowSpec {
+  readonly name?: string;
+  readonly namespace?: string;
+  readonly addressType?: string;
+  readonly destination?: string | null;
+  readonly origin?: string | null;
+  /** Per endpoint: its addresses and the hub pod its targetRef names (null: no targetRef). */
+  readonly endpoints?: readonly { readonly addresses: readonly Json[]; readonly pod?: string | null }[];
+  /** `liqo.io/direct-connections-data` as JSON text, or an object to serialise; null for none. */
+  readonly data?: string | JsonObject | null;
+  readonly annotations?: Record<string, Json> | null;
+}
+
+/**
+ * A ShadowEndpointSlice as Liqo v1.2's virtual kubelet writes it on the leaf for a Service with
+ * `liqo.io/use-direct-connections: "true"` (forge/endpointslices.go, reflection/exposition/endpointslice.go): the hub's
+ * addresses untranslated in spec.template, the hub as nodeName, RemotePod target refs, and the data annotation.
+ */
+export function shadowObject(spec: ShadowSpec = {}): JsonObject {
+  const namespace = spec.namespace ?? 'demo';
+  const labels: Record<string, Json> = {
+    'endpointslice.kubernetes.io/managed-by': 'endpointslice.reflection.liqo.io',
+    'kubernetes.io/service-name': 'web',
+  };
+  if (spec.origin !== null) labels['offloading.liqo.io/origin'] = spec.origin ?? 'cluster1';
+  if (spec.destination !== null) labels['offloading.liqo.io/destination'] = spec.destination ?? 'cluster2';
+  const annotations: Record<string, Json> = { ...(spec.annotations ?? {}) };
+  if (spec.data !== null && spec.data !== undefined) {
+    annotations['liqo.io/direct-connections-data'] = typeof spec.data === 'string' ? spec.data : JSON.stringify(spec.data);
+  }
+  const metadata: Record<string, Json> = { name: spec.name ?? 'web-abcde', namespace, resourceVersion: '42', labels };
+  if (spec.annotations !== null && Object.keys(annotations).length > 0) metadata.annotations = annotations;
+  return {
+    apiVersion: 'offloading.liqo.io/v1beta1',
+    kind: 'ShadowEndpointSlice',
+    metadata,
+    spec: {
+      template: {
+        addressType: spec.addressType ?? 'IPv4',
+        endpoints: (spec.endpoints ?? []).map(({ addresses, pod }, i) => ({
+          addresses: [...addresses],
+          conditions: { ready: true },
+          nodeName: 'cluster1',
+          ...(pod === null ? {} : { targetRef: { kind: 'RemotePod', name: pod ?? `web-${i}`, namespace } }),
+        })),
+        ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+      },
+    },
+  };
+}

@@ -1,7 +1,7 @@
 // Assertions shared by the plain manifests and the rendered chart, so both are held to the same rules.
 import assert from 'node:assert/strict';
 import { at, isRecord, listAt, recordAt, stringAt, type KubeObject } from './kube.ts';
-import { envNameOf, liqoWebhookLabel, reflectionLabel, serveFlags, webhookPath } from './spec.ts';
+import { envNameOf, liqoWebhookLabel, reflectionLabel, serveFlags, shadowWebhookPath, webhookPath } from './spec.ts';
 
 export interface PolicyRule {
   readonly apiGroups: readonly string[];
@@ -65,49 +65,66 @@ export function assertNoLiqoWebhookLabel(objects: readonly KubeObject[]): void {
 export interface WebhookExpectations {
   readonly serviceName: string;
   readonly namespace: string;
+  /** The EndpointSlice webhook's; the ShadowEndpointSlice webhook always fails open. */
   readonly failurePolicy: 'Ignore' | 'Fail';
+  /** Whether the second webhook, for Liqo's ShadowEndpointSlices (SPEC §9), is there; it is unless switched off. */
+  readonly shadows?: boolean;
 }
 
-/** The safety settings of SPEC §7, on a MutatingWebhookConfiguration. */
+/** What each webhook of the configuration reviews, in order: the resource's rule and the server's path for it. */
+const webhookResources = [
+  { path: webhookPath, rule: { apiGroups: ['discovery.k8s.io'], apiVersions: ['v1'], resources: ['endpointslices'] } },
+  { path: shadowWebhookPath, rule: { apiGroups: ['offloading.liqo.io'], apiVersions: ['v1beta1'], resources: ['shadowendpointslices'] } },
+] as const;
+
+/**
+ * The safety settings of SPEC §7 and §9, on a MutatingWebhookConfiguration: one webhook per resource, each with the
+ * same settings but for its name, rule and path, and the second always failing open. Returns the first.
+ */
 export function assertSafeWebhook(configuration: KubeObject, expected: WebhookExpectations): Record<string, unknown> {
   const webhooks = listAt(configuration, 'webhooks');
-  assert.equal(webhooks.length, 1, 'one webhook');
-  const webhook = recordAt(webhooks, '[0]');
-  assert.match(stringAt(webhook, 'name'), /^[a-z0-9-]+(\.[a-z0-9-]+){2,}$/, 'a DNS-like name of at least three segments');
-  assert.equal(webhook['failurePolicy'], expected.failurePolicy);
-  assert.equal(webhook['sideEffects'], 'None');
-  assert.equal(webhook['timeoutSeconds'], 5);
-  assert.deepEqual(webhook['admissionReviewVersions'], ['v1']);
-  assert.equal(webhook['reinvocationPolicy'], 'IfNeeded');
-  assert.equal(webhook['matchPolicy'], 'Equivalent');
-  assert.deepEqual(webhook['rules'], [
-    {
-      apiGroups: ['discovery.k8s.io'],
-      apiVersions: ['v1'],
-      operations: ['CREATE', 'UPDATE'],
-      resources: ['endpointslices'],
-      scope: 'Namespaced',
-    },
-  ]);
-  assert.deepEqual(webhook['objectSelector'], { matchLabels: { [reflectionLabel.key]: reflectionLabel.value } });
-  const expressions = listAt(webhook, 'namespaceSelector.matchExpressions');
-  assert.ok(
-    expressions.some((expression) => isRecord(expression)
-      && expression['key'] === 'kubernetes.io/metadata.name'
-      && expression['operator'] === 'NotIn'
-      && Array.isArray(expression['values'])
-      && expression['values'].includes(expected.namespace)),
-    'the webhook never sees its own namespace',
-  );
-  assert.equal(at(webhook, 'clientConfig.url'), undefined, 'a Service reference, not a URL');
-  assert.deepEqual(recordAt(webhook, 'clientConfig.service'), {
-    name: expected.serviceName,
-    namespace: expected.namespace,
-    path: webhookPath,
-    port: 443,
+  const resources = expected.shadows === false ? webhookResources.slice(0, 1) : webhookResources;
+  assert.equal(webhooks.length, resources.length, `one webhook per resource: ${resources.map((r) => r.rule.resources[0]).join(', ')}`);
+  const names = new Set<string>();
+  const shared: string[] = [];
+  resources.forEach((resource, index) => {
+    const webhook = recordAt(webhooks, `[${index}]`);
+    const name = stringAt(webhook, 'name');
+    assert.match(name, /^[a-z0-9-]+(\.[a-z0-9-]+){2,}$/, 'a DNS-like name of at least three segments');
+    names.add(name);
+    assert.equal(webhook['failurePolicy'], index === 0 ? expected.failurePolicy : 'Ignore', `${name} failurePolicy`);
+    assert.equal(webhook['sideEffects'], 'None');
+    assert.equal(webhook['timeoutSeconds'], 5);
+    assert.deepEqual(webhook['admissionReviewVersions'], ['v1']);
+    assert.equal(webhook['reinvocationPolicy'], 'IfNeeded');
+    assert.equal(webhook['matchPolicy'], 'Equivalent');
+    assert.deepEqual(webhook['rules'], [{ ...resource.rule, operations: ['CREATE', 'UPDATE'], scope: 'Namespaced' }]);
+    assert.deepEqual(webhook['objectSelector'], { matchLabels: { [reflectionLabel.key]: reflectionLabel.value } });
+    const expressions = listAt(webhook, 'namespaceSelector.matchExpressions');
+    assert.ok(
+      expressions.some((expression) => isRecord(expression)
+        && expression['key'] === 'kubernetes.io/metadata.name'
+        && expression['operator'] === 'NotIn'
+        && Array.isArray(expression['values'])
+        && expression['values'].includes(expected.namespace)),
+      'the webhook never sees its own namespace',
+    );
+    assert.equal(at(webhook, 'clientConfig.url'), undefined, 'a Service reference, not a URL');
+    assert.deepEqual(recordAt(webhook, 'clientConfig.service'), {
+      name: expected.serviceName,
+      namespace: expected.namespace,
+      path: resource.path,
+      port: 443,
+    });
+    // Everything else the same as the first: a setting changed on one webhook only is a mistake.
+    const { name: _name, rules: _rules, failurePolicy: _policy, clientConfig, ...rest } = webhook;
+    const { service: _service, ...client } = isRecord(clientConfig) ? clientConfig : {};
+    shared.push(JSON.stringify({ ...rest, client }));
   });
+  assert.equal(names.size, resources.length, 'distinct webhook names');
+  assert.equal(new Set(shared).size, 1, 'the webhooks share every other setting');
   assertNoLiqoWebhookLabel([configuration]);
-  return webhook;
+  return recordAt(webhooks, '[0]');
 }
 
 export interface ContainerPort { readonly name: string; readonly containerPort: number }
@@ -229,13 +246,15 @@ export function assertHardenedDeployment(deployment: KubeObject, options: { read
 }
 
 /** Least privilege for the leaf: exactly these grants, no wildcard (SPEC §7 and the brief). */
-export function expectedLeafGrants(options: { readonly fccInCluster: boolean }): Record<string, string[]> {
+export function expectedLeafGrants(options: { readonly fccInCluster: boolean; readonly shadows?: boolean }): Record<string, string[]> {
   return {
     // FCCs and Connections are only listed and watched; nothing reads one by name.
     ...(options.fccInCluster ? { 'networking.liqo.io/foreignclusterconnections': ['list', 'watch'] } : {}),
     'networking.liqo.io/connections': ['list', 'watch'],
     'networking.liqo.io/configurations': ['list', 'watch'],
     'discovery.k8s.io/endpointslices': ['get', 'list', 'patch', 'watch'],
+    // The controller's shadow pass (SPEC §9), unless the shadow repair is switched off.
+    ...(options.shadows === false ? {} : { 'offloading.liqo.io/shadowendpointslices': ['get', 'list', 'patch', 'watch'] }),
   };
 }
 

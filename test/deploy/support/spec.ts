@@ -26,7 +26,7 @@ export function envNameOf(flag: string): string {
 
 /** SPEC §4, with their label names. */
 export const webhookMetrics: ReadonlyMap<string, readonly string[]> = new Map([
-  ['shortcut_webhook_admission_requests_total', ['operation', 'result']],
+  ['shortcut_webhook_admission_requests_total', ['operation', 'result', 'resource']],
   ['shortcut_webhook_admission_duration_seconds', []],
   ['shortcut_webhook_addresses_rewritten_total', []],
   ['shortcut_webhook_addresses_restored_total', []],
@@ -34,6 +34,9 @@ export const webhookMetrics: ReadonlyMap<string, readonly string[]> = new Map([
   ['shortcut_webhook_view_last_sync_timestamp_seconds', []],
   ['shortcut_webhook_view_watch_restarts_total', []],
   ['shortcut_webhook_slices_reconciled_total', ['result']],
+  ['shortcut_webhook_shadow_addresses_total', ['outcome']],
+  // Beyond the contract's list: the controller's shadow pass (SPEC §9).
+  ['shortcut_webhook_shadows_reconciled_total', ['result']],
 ]);
 
 export const histogramMetrics = new Set(['shortcut_webhook_admission_duration_seconds']);
@@ -70,4 +73,6 @@ export const reflectionLabel = { key: 'endpointslice.kubernetes.io/managed-by', 
 export const liqoWebhookLabel = 'liqo.io/webhook';
 
 export const webhookPath = '/mutate/endpointslices';
+/** SPEC §9: the second route, for Liqo's ShadowEndpointSlices. */
+export const shadowWebhookPath = '/mutate/shadowendpointslices';
 export const leaseName = 'shortcut-webhook-controller';

@@ -1,0 +1,34 @@
+// Admission request → outcome, for ShadowEndpointSlices the hub's virtual kubelet writes with Liqo's direct
+// connections. Pure: the snapshot is passed in, nothing is logged. The same line as review-endpoint-slice.ts.
+import { repairShadowEndpointSlice, type ShadowRepair } from '../core/direct-connections.ts';
+import { asShadowEndpointSlice, SHADOW_GROUP, SHADOW_KIND, SHADOW_VERSION } from '../core/shadow-endpoint-slice.ts';
+import type { Snapshot } from '../core/snapshot.ts';
+import { Outcome, type ReviewOutcome } from './responses.ts';
+import type { AdmissionRequest } from './review.ts';
+import { encodedShadowPatch } from './shadow-patch.ts';
+
+/** What a review answers with: the repair, never a skip (a skip is the outcome's own kind). */
+export type ShadowReviewed = Exclude<ShadowRepair, { kind: 'skip' }>;
+
+export interface ShadowReviewOptions {
+  /** `--cluster-id`: the leaf for shadows without the destination label. */
+  readonly clusterId?: string | undefined;
+}
+
+const MUTATED_OPERATIONS = new Set(['CREATE', 'UPDATE']);
+
+export function reviewShadowEndpointSlice(request: AdmissionRequest, snapshot: Snapshot, options: ShadowReviewOptions = {}): ReviewOutcome<ShadowReviewed> {
+  if (!MUTATED_OPERATIONS.has(request.operation)) {
+    return Outcome.skipped('operation', `${request.operation} is not CREATE or UPDATE`);
+  }
+  const { kind } = request;
+  if (kind !== undefined && (kind.group !== SHADOW_GROUP || kind.version !== SHADOW_VERSION || kind.kind !== SHADOW_KIND)) {
+    return Outcome.skipped('not-shadowendpointslice', `${kind.group}/${kind.version} ${kind.kind} is not ${SHADOW_GROUP}/${SHADOW_VERSION} ${SHADOW_KIND}`);
+  }
+  // As for EndpointSlices: the review's kind vouches for an object written without apiVersion/kind.
+  const object = kind === undefined ? request.object : asShadowEndpointSlice(request.object);
+  const repair = repairShadowEndpointSlice(object, snapshot, { clusterId: options.clusterId });
+  if (repair.kind === 'skip') return Outcome.skipped(repair.reason, repair.detail);
+  // The patch is made here, inside the route's error handling: a failure to make it is an allowed write, not a 500.
+  return repair.kind === 'unchanged' ? Outcome.unchanged(repair) : Outcome.patched(repair, encodedShadowPatch(repair));
+}

@@ -1,0 +1,21 @@
+// The controller's EndpointSlice descriptor: Liqo's reflected slices of every namespace, planned by planSlice (the
+// webhook's rewrite as a guarded patch).
+import { MANAGED_BY_LABEL, REFLECTION_MANAGER } from '../core/endpoint-slice.ts';
+import { namespacedName } from '../core/object-name.ts';
+import { describeEdits } from '../log.ts';
+import { planSlice, type SliceWrite } from './plan.ts';
+import { defineResource } from './resource.ts';
+
+export const ENDPOINT_SLICES = defineResource<SliceWrite>({
+  group: 'discovery.k8s.io',
+  version: 'v1',
+  plural: 'endpointslices',
+  labelSelector: `${MANAGED_BY_LABEL}=${REFLECTION_MANAGER}`,
+  optional: false,
+  plan: (item, { snapshot, clusterId }) => planSlice(item, snapshot, { clusterId }),
+  patched: (write, { logger, metrics }) => {
+    logger.info({ slice: namespacedName(write.namespace, write.name), changes: describeEdits(write.rewrite.edits) }, 'stored slice patched');
+    metrics.observeEdits(write.rewrite.edits);
+  },
+  counted: (result, metrics) => metrics.slicesReconciled.inc({ result }),
+});

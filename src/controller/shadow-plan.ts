@@ -1,0 +1,38 @@
+// Which stored ShadowEndpointSlices need a write, and which write: the same repair as the webhook's shadow route
+// (docs/reference.md, "Liqo's own direct connections"), as a guarded JSON Patch. Pure.
+import { shadowPatchFor } from '../admission/shadow-patch.ts';
+import { repairShadowEndpointSlice, type ShadowRepair } from '../core/direct-connections.ts';
+import { objectAt, stringField } from '../core/json.ts';
+import { asShadowEndpointSlice } from '../core/shadow-endpoint-slice.ts';
+import type { Snapshot } from '../core/snapshot.ts';
+import type { StoredPlan, StoredWrite } from './resource.ts';
+
+export type ShadowChange = Extract<ShadowRepair, { kind: 'changed' }>;
+
+export interface ShadowWrite extends StoredWrite {
+  readonly repair: ShadowChange;
+}
+
+export type ShadowPlan = StoredPlan<ShadowWrite>;
+
+/**
+ * A listed item (a list's items carry no apiVersion or kind) planned against one snapshot. A stored shadow restored
+ * and repaired anew gives back the stored object when the view has not moved: `in-step`, nothing is written.
+ */
+export function planShadow(item: unknown, snapshot: Snapshot, options: { readonly clusterId?: string | undefined }): ShadowPlan {
+  const repair = repairShadowEndpointSlice(asShadowEndpointSlice(item), snapshot, options);
+  if (repair.kind === 'skip') return { kind: 'not-ours' };
+  if (repair.kind === 'unchanged') return { kind: 'in-step' };
+  const metadata = objectAt(repair.shadow.object, 'metadata');
+  const namespace = metadata && stringField(metadata, 'namespace');
+  const name = metadata && stringField(metadata, 'name');
+  const resourceVersion = metadata && stringField(metadata, 'resourceVersion');
+  if (!namespace || !name || !resourceVersion) return { kind: 'not-ours' };
+  return {
+    kind: 'write',
+    write: {
+      namespace, name, resourceVersion, repair,
+      patch: [{ op: 'test', path: '/metadata/resourceVersion', value: resourceVersion }, ...shadowPatchFor(repair)],
+    },
+  };
+}

@@ -1,0 +1,561 @@
+// Liqo's own direct connections, repaired (docs/reference.md, "Liqo's own direct connections"): the pure repair of
+// one ShadowEndpointSlice as the hub's virtual kubelet writes it, so that the leaf's ShadowEndpointSlice controller
+// (Liqo v1.2.0, shadowendpointslice-controller/mapping.go) then writes an EndpointSlice that works. That controller
+// looks each endpoint address up by its text in the data annotation; a listed address is mapped with the leaf's
+// Configuration for its cluster (ForceMapAddressWithConfiguration: it must lie in that Configuration's declared pod
+// CIDR, else the whole reconcile fails), every other one with the leaf's Configuration for the hub. So per listed
+// address `x` of cluster B:
+//   direct      the leaf has a direct network to B and `x` is in B's declared pod CIDR: Liqo maps it already;
+//   repaired    the hub remapped B: `x` moved back into B's own pod CIDR (the hub's Configuration for B, seen ->
+//               declared), which Liqo then maps into the leaf's view of B;
+//   hub-path    no usable direct network: `x` replaced by the address the hub's IPAM allocated to the pod (its IP's
+//               `status.ip`) and unlisted, so Liqo maps it through the hub's external CIDR, as without the annotation;
+//   unresolved  left as it is, with the reason.
+// Every move is Liqo's RemapMask (cidr.ts moveInto). Pure: the snapshot is read, inputs are never mutated.
+import { moveInto, within, type Cidr } from './cidr.ts';
+import type { HubIp } from './hub-ipam.ts';
+import {
+  directNetworkTo, IPV4_ACCESS, IPV6_ACCESS, namesPod, type FamilyAccess, type PodRef, type Span,
+} from './hub-resolution.ts';
+import { field, isArray, isObject, stringField, type Json, type JsonObject } from './json.ts';
+import type { LiqoConfiguration } from './leaf-views.ts';
+import { ANNOTATIONS_LIMIT_BYTES, podOf, utf8Length } from './rewrite.ts';
+import {
+  DIRECT_CONNECTIONS_DATA_ANNOTATION, isShadowSkip, ORIGINAL_DIRECT_CONNECTIONS_DATA_ANNOTATION, readDirectConnectionsData,
+  readReflectedShadow, SHADOW_ORIGINAL_ADDRESSES_ANNOTATION, writeDirectConnectionsData, type ReflectedShadow,
+  type ShadowSkipReason,
+} from './shadow-endpoint-slice.ts';
+import type { Snapshot } from './snapshot.ts';
+
+export type ShadowOutcome = 'direct' | 'repaired' | 'hub-path' | 'unresolved';
+export const SHADOW_OUTCOMES: readonly ShadowOutcome[] = ['direct', 'repaired', 'hub-path', 'unresolved'];
+
+/**
+ * Why a listed address stays as the hub wrote it:
+ * - `hub-unknown`: the hub's IPAM objects (its IPs and Configurations) are not known;
+ * - `not-in-hub-view`: the address is in no `status.remote.cidr.pod` of the hub's Configuration for its cluster;
+ * - `outside-declared`: moved back into the cluster's own pod CIDR, it is outside what the leaf's Configuration for
+ *   that cluster declares (`spec.remote.cidr.pod`), so Liqo still could not map it;
+ * - `no-hub-ip`: the hub path needs the pod's hub IP, and none (or more than one) is at that address for that pod;
+ * - `no-hub-network`: the hub path needs the leaf's one Configuration for the hub, mapping the hub's external CIDR;
+ * - `too-large`: the repaired shadow's annotations would reach Liqo's 256 KiB bound;
+ * - `ambiguous`: the address is listed under two clusters, or its repair would give the text of another address of
+ *   the shadow (Liqo looks addresses up by text: another pod would be mapped with this cluster's Configuration);
+ * - `not-canonical`: not an address of the shadow's family in canonical form (`010.0.0.1`, an IPv6 in an IPv4 shadow).
+ */
+export type UnresolvedReason =
+  | 'hub-unknown' | 'not-in-hub-view' | 'outside-declared' | 'no-hub-ip' | 'no-hub-network' | 'too-large' | 'ambiguous'
+  | 'not-canonical';
+
+export const UNRESOLVED_REASONS: readonly UnresolvedReason[] = [
+  'hub-unknown', 'not-in-hub-view', 'outside-declared', 'no-hub-ip', 'no-hub-network', 'too-large', 'ambiguous', 'not-canonical',
+];
+
+/** Why an address takes the hub path: no direct network to its cluster, a tunnel down, or a repair that would be ambiguous. */
+export type HubPathReason = 'no-shortcut' | 'tunnel-down' | 'ambiguous';
+
+/** One listed address: as the hub wrote it (`input`), what the shadow now carries (`output`), and why. */
+export type ShadowAddress = { readonly cluster: string; readonly input: string; readonly output: string; readonly detail: string } & (
+  | { readonly outcome: 'direct' }
+  | { readonly outcome: 'repaired' }
+  | { readonly outcome: 'hub-path'; readonly via: HubPathReason; readonly hubIp: string }
+  | { readonly outcome: 'unresolved'; readonly reason: UnresolvedReason }
+);
+
+/** One endpoint address whose text changes, by position: never added, dropped or reordered. */
+export interface ShadowEdit {
+  readonly endpoint: number;
+  readonly address: number;
+  readonly from: string;
+  readonly to: string;
+}
+
+export type ShadowAnnotationKey =
+  | typeof DIRECT_CONNECTIONS_DATA_ANNOTATION | typeof SHADOW_ORIGINAL_ADDRESSES_ANNOTATION | typeof ORIGINAL_DIRECT_CONNECTIONS_DATA_ANNOTATION;
+
+/** An annotation's new text, or undefined to remove it; only keys whose value changes are listed. */
+export interface ShadowAnnotationEdit {
+  readonly key: ShadowAnnotationKey;
+  readonly value: string | undefined;
+}
+
+/** Whether the (restored) data annotation could be read as Liqo reads it. */
+export type DataState =
+  | { readonly state: 'absent' }
+  | { readonly state: 'invalid'; readonly detail: string }
+  | { readonly state: 'read' };
+
+export type ShadowRepair =
+  | { readonly kind: 'skip'; readonly reason: ShadowSkipReason; readonly detail: string }
+  | { readonly kind: 'unchanged'; readonly shadow: ReflectedShadow; readonly data: DataState; readonly addresses: readonly ShadowAddress[] }
+  | {
+    readonly kind: 'changed';
+    readonly shadow: ReflectedShadow;
+    readonly data: DataState;
+    readonly addresses: readonly ShadowAddress[];
+    /** The received object with the edits made: copied only along the changed paths. */
+    readonly object: JsonObject;
+    readonly edits: readonly ShadowEdit[];
+    readonly annotations: readonly ShadowAnnotationEdit[];
+  };
+
+const OUR_KEYS: readonly ShadowAnnotationKey[] = [
+  DIRECT_CONNECTIONS_DATA_ANNOTATION, SHADOW_ORIGINAL_ADDRESSES_ANNOTATION, ORIGINAL_DIRECT_CONNECTIONS_DATA_ANNOTATION,
+];
+
+interface Move<V> {
+  readonly from: Span<V>;
+  readonly to: Span<V>;
+  readonly fromText: string;
+  readonly configuration: string;
+}
+
+/** `declared -> seen` (or the reverse) of each pod position of these Configurations, in this family, in order. */
+function podMoves<V extends number | bigint>(
+  access: FamilyAccess<V>, configurations: readonly LiqoConfiguration[], direction: 'to-seen' | 'to-declared', key: 'podMappings' | 'externalMappings' = 'podMappings',
+): Move<V>[] {
+  const result: Move<V>[] = [];
+  for (const configuration of configurations) {
+    for (const mapping of configuration[key]) {
+      const declared = access.span(mapping.declared);
+      const seen = access.span(mapping.seen);
+      if (declared === undefined || seen === undefined) continue;
+      const [from, to, text] = direction === 'to-seen' ? [declared, seen, mapping.declared.text] : [seen, declared, mapping.seen.text];
+      result.push({ from, to, fromText: text, configuration: configuration.ref });
+    }
+  }
+  return result;
+}
+
+function holding<V extends number | bigint>(moves: readonly Move<V>[], value: V): Move<V> | undefined {
+  for (const move of moves) if (within(move.from, value)) return move;
+  return undefined;
+}
+
+/** What a listed address would become, before the checks that look at the whole shadow. */
+type Decision<V> =
+  | { readonly outcome: 'direct'; readonly detail: string }
+  | { readonly outcome: 'repaired'; readonly value: V; readonly detail: string }
+  | { readonly outcome: 'hub-path'; readonly value: V; readonly via: HubPathReason; readonly hubIp: string; readonly detail: string }
+  | { readonly outcome: 'unresolved'; readonly reason: UnresolvedReason; readonly detail: string };
+
+/** Whether the leaf can use its direct network to a cluster, as Liqo's controller would find its Configuration. */
+interface Direct<V> {
+  readonly usable: boolean;
+  readonly why: 'no-shortcut' | 'tunnel-down';
+  readonly detail: string;
+  readonly leafMoves: readonly Move<V>[];
+}
+
+/** The view the decisions of one shadow read, with per-cluster parts made on first use. */
+interface FamilyView<V extends number | bigint> {
+  readonly access: FamilyAccess<V>;
+  readonly snapshot: Snapshot;
+  readonly hub: string;
+  directTo(cluster: string): Direct<V>;
+  hubMovesFor(cluster: string): readonly Move<V>[];
+}
+
+function familyView<V extends number | bigint>(access: FamilyAccess<V>, snapshot: Snapshot, hub: string): FamilyView<V> {
+  const leaf = { configurationsOf: snapshot.views.configurationsOf, tunnels: snapshot.tunnels };
+  const direct = new Map<string, Direct<V>>();
+  const hubMoves = new Map<string, readonly Move<V>[]>();
+  return {
+    access, snapshot, hub,
+    directTo(cluster) {
+      let entry = direct.get(cluster);
+      if (entry === undefined) {
+        const network = directNetworkTo(cluster, leaf);
+        const configurations = leaf.configurationsOf(cluster);
+        const leafMoves = podMoves(access, configurations, 'to-seen');
+        // Liqo's controller finds the Configuration with GetConfigurationByClusterID, which fails on more than one.
+        entry = network.state !== 'direct'
+          ? { usable: false, why: network.state, detail: network.detail, leafMoves }
+          : configurations.length > 1
+            ? { usable: false, why: 'no-shortcut', detail: `this leaf has ${configurations.length} Liqo Configurations for ${cluster}; Liqo's controller needs exactly one`, leafMoves }
+            : { usable: true, why: 'no-shortcut', detail: network.detail, leafMoves };
+        direct.set(cluster, entry);
+      }
+      return entry;
+    },
+    hubMovesFor(cluster) {
+      let moves = hubMoves.get(cluster);
+      if (moves === undefined) {
+        const { hub: ipam } = snapshot;
+        moves = ipam.known ? podMoves(access, ipam.configurations.filter((c) => c.remoteCluster === cluster), 'to-declared') : [];
+        hubMoves.set(cluster, moves);
+      }
+      return moves;
+    },
+  };
+}
+
+/** The hub path for `x` (step 3): its pod's hub IP by `spec.ip`, checked against every endpoint's pod that carries it. */
+function hubPath<V extends number | bigint>(view: FamilyView<V>, value: V, pods: readonly (PodRef | undefined)[], via: HubPathReason, why: string): Decision<V> {
+  const { access, snapshot, hub } = view;
+  const { codec } = access;
+  const toHub = snapshot.views.configurationsOf(hub);
+  if (toHub.length !== 1) {
+    return {
+      outcome: 'unresolved', reason: 'no-hub-network',
+      detail: `${why}; the hub path needs this leaf's one Liqo Configuration for the hub ${hub}, and it has ${toHub.length}`,
+    };
+  }
+  if (!snapshot.hub.known) return { outcome: 'unresolved', reason: 'hub-unknown', detail: `${why}; the hub's IPAM objects are not known (${snapshot.hub.why})` };
+  const candidates = access.byPod(snapshot.hub.ips).get(value) ?? [];
+  let chosen: HubIp | undefined;
+  const owners = pods.length === 0 ? [undefined] : pods;
+  for (const pod of owners) {
+    const matching = pod === undefined ? candidates : candidates.filter((ip) => namesPod(pod, ip));
+    const only = matching.length === 1 ? matching[0] : undefined;
+    if (only === undefined || (chosen !== undefined && chosen !== only)) {
+      const whose = pod === undefined ? '' : ` for the pod ${pod.namespace === undefined ? '' : `${pod.namespace}/`}${pod.name}`;
+      return {
+        outcome: 'unresolved', reason: 'no-hub-ip',
+        detail: `${why}; ${matching.length === 0 ? 'no' : matching.length > 1 ? `${matching.length}` : 'another'} hub IP at spec.ip ${codec.format(value)}${whose}`,
+      };
+    }
+    chosen = only;
+  }
+  const allocated = chosen === undefined ? undefined : access.allocatedAddress(chosen);
+  if (chosen === undefined || allocated === undefined) return { outcome: 'unresolved', reason: 'no-hub-ip', detail: `${why}; no hub IP at ${codec.format(value)}` };
+  // Liqo maps an unlisted address with the leaf's Configuration for the hub; outside its external CIDR it would copy
+  // the hub's address unmapped, a silent misroute.
+  const external = holding(podMoves(access, toHub, 'to-seen', 'externalMappings'), allocated);
+  if (external === undefined) {
+    return {
+      outcome: 'unresolved', reason: 'no-hub-network',
+      detail: `${why}; the hub allocated ${codec.format(allocated)} (${chosen.ref}), outside the hub's external CIDR as ${toHub[0]?.ref ?? hub} declares it`,
+    };
+  }
+  return { outcome: 'hub-path', value: allocated, via, hubIp: chosen.ref, detail: `${why}; through the hub: ${chosen.ref} allocated ${codec.format(allocated)}` };
+}
+
+/** Steps 1 to 4 for one listed address of one cluster. */
+function decide<V extends number | bigint>(view: FamilyView<V>, cluster: string, value: V, pods: readonly (PodRef | undefined)[]): Decision<V> {
+  const { access, snapshot } = view;
+  const direct = view.directTo(cluster);
+  if (!direct.usable) return hubPath(view, value, pods, direct.why, direct.detail);
+  const mapped = holding(direct.leafMoves, value);
+  if (mapped !== undefined) return { outcome: 'direct', detail: `in ${mapped.fromText} (${mapped.configuration} spec.remote.cidr.pod): Liqo maps it` };
+  if (!snapshot.hub.known) return { outcome: 'unresolved', reason: 'hub-unknown', detail: `the hub's Configurations are not known (${snapshot.hub.why})` };
+  const back = holding(view.hubMovesFor(cluster), value);
+  if (back === undefined) {
+    return { outcome: 'unresolved', reason: 'not-in-hub-view', detail: `in no status.remote.cidr.pod of the hub's Configuration for ${cluster}` };
+  }
+  const own = moveInto(access.codec, value, back.to);
+  const declared = holding(direct.leafMoves, own);
+  if (declared === undefined) {
+    return {
+      outcome: 'unresolved', reason: 'outside-declared',
+      detail: `${cluster}'s own address ${access.codec.format(own)} (from ${back.fromText}, ${back.configuration}) is outside this leaf's Configuration for ${cluster}'s spec.remote.cidr.pod`,
+    };
+  }
+  return { outcome: 'repaired', value: own, detail: `the hub sees ${cluster} at ${back.fromText} (${back.configuration}); ${access.codec.format(own)} is in ${declared.fromText} (${declared.configuration})` };
+}
+
+/** `{"<out>":"<in>"}` entries that are safe to undo: strings, the `in` side one of the listed addresses. */
+function readOriginals(text: Json | undefined, listed: ReadonlySet<string>): ReadonlyMap<string, string> {
+  const originals = new Map<string, string>();
+  if (typeof text !== 'string' || text === '') return originals;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return originals;
+  }
+  if (!isObject(parsed)) return originals;
+  for (const key of Object.keys(parsed)) {
+    const value = parsed[key];
+    if (typeof value === 'string' && listed.has(value)) originals.set(key, value);
+  }
+  return originals;
+}
+
+function addressesOf(endpoint: Json | undefined): readonly Json[] | undefined {
+  if (!isObject(endpoint)) return undefined;
+  const addresses = field(endpoint, 'addresses');
+  return isArray(addresses) ? addresses : undefined;
+}
+
+function annotationBytes(annotations: ReadonlyMap<string, string>): number {
+  let total = 0;
+  for (const [key, value] of annotations) total += utf8Length(key) + utf8Length(value);
+  return total;
+}
+
+function repairFamily<V extends number | bigint>(shadow: ReflectedShadow, snapshot: Snapshot, access: FamilyAccess<V>): ShadowRepair {
+  const { codec } = access;
+  const received = shadow.annotations;
+  // Step 5 first: the data annotation as the hub wrote it, then the addresses it listed.
+  const recorded = received === undefined ? undefined : stringField(received, ORIGINAL_DIRECT_CONNECTIONS_DATA_ANNOTATION);
+  const hubData: Json | undefined = recorded ?? (received === undefined ? undefined : field(received, DIRECT_CONNECTIONS_DATA_ANNOTATION));
+  const read = readDirectConnectionsData(hubData);
+  const listed = new Set<string>();
+  if (read.state === 'read') for (const addresses of read.data.clusters.values()) for (const address of addresses) listed.add(address);
+  const originals = readOriginals(received === undefined ? undefined : field(received, SHADOW_ORIGINAL_ADDRESSES_ANNOTATION), listed);
+  const restored: (readonly Json[] | undefined)[] = shadow.endpoints.map((endpoint) => {
+    const addresses = addressesOf(endpoint);
+    if (addresses === undefined || originals.size === 0) return addresses;
+    return addresses.map((address) => (typeof address === 'string' ? originals.get(address) ?? address : address));
+  });
+
+  // Where each listed address is carried, and by which pods (targetRef), in the restored shadow.
+  const podsAt = new Map<string, (PodRef | undefined)[]>();
+  const present = new Set<string>();
+  shadow.endpoints.forEach((endpoint, e) => {
+    const pod = isObject(endpoint) ? podOf(endpoint) : undefined;
+    for (const address of restored[e] ?? []) {
+      if (typeof address !== 'string') continue;
+      present.add(address);
+      if (!listed.has(address)) continue;
+      const pods = podsAt.get(address);
+      if (pods === undefined) podsAt.set(address, [pod]); else pods.push(pod);
+    }
+  });
+
+  const addresses: ShadowAddress[] = [];
+  const outputs = new Map<string, string>();
+  /** Inputs that leave their cluster's list (the hub path); a repaired one stays listed under its new text. */
+  const unlisted = new Set<string>();
+  const clusters = read.state === 'read' ? read.data.clusters : new Map<string, readonly string[]>();
+  if (read.state === 'read') {
+    const listings = new Map<string, number>();
+    for (const list of clusters.values()) for (const address of new Set(list)) listings.set(address, (listings.get(address) ?? 0) + 1);
+    const view = familyView(access, snapshot, shadow.hub);
+    const decided: { cluster: string; input: string; value: V | undefined; decision: Decision<V> }[] = [];
+    for (const [cluster, list] of clusters) {
+      for (const input of new Set(list)) {
+        const value = codec.parseCanonical(input);
+        const decision: Decision<V> = value === undefined
+          ? { outcome: 'unresolved', reason: 'not-canonical', detail: `not a canonical ${codec.family} address` }
+          : (listings.get(input) ?? 0) > 1
+            ? { outcome: 'unresolved', reason: 'ambiguous', detail: `listed under ${listings.get(input)} clusters: Liqo picks one at random` }
+            : decide(view, cluster, value, podsAt.get(input) ?? []);
+        decided.push({ cluster, input, value, decision });
+      }
+    }
+    // Liqo looks every endpoint address up by its text: a replacement must not be the text of any other address of
+    // the shadow (endpoints or lists), nor of another replacement, or another pod would be mapped as this one.
+    const taken = new Set<string>([...present, ...listed]);
+    const texts = (entries: typeof decided) => {
+      const counts = new Map<string, number>();
+      for (const { decision } of entries) {
+        if (decision.outcome === 'repaired' || decision.outcome === 'hub-path') {
+          const text = codec.format(decision.value);
+          counts.set(text, (counts.get(text) ?? 0) + 1);
+        }
+      }
+      return counts;
+    };
+    const clashes = (decision: Decision<V>, counts: ReadonlyMap<string, number>): string | undefined => {
+      if (decision.outcome !== 'repaired' && decision.outcome !== 'hub-path') return undefined;
+      const text = codec.format(decision.value);
+      if (taken.has(text)) return `${text} is already an address of this shadow`;
+      if ((counts.get(text) ?? 0) > 1) return `${text} would replace more than one listed address`;
+      return undefined;
+    };
+    const repairedCounts = texts(decided.filter((entry) => entry.decision.outcome === 'repaired'));
+    for (const entry of decided) {
+      const clash = entry.decision.outcome === 'repaired' ? clashes(entry.decision, repairedCounts) : undefined;
+      if (clash === undefined || entry.value === undefined) continue;
+      const fallback = hubPath(view, entry.value, podsAt.get(entry.input) ?? [], 'ambiguous', `repairing would be ambiguous: ${clash}`);
+      entry.decision = fallback.outcome === 'hub-path' ? fallback : { outcome: 'unresolved', reason: 'ambiguous', detail: `${clash}; ${fallback.detail}` };
+    }
+    const finalCounts = texts(decided);
+    for (const entry of decided) {
+      const clash = clashes(entry.decision, finalCounts);
+      if (clash !== undefined) entry.decision = { outcome: 'unresolved', reason: 'ambiguous', detail: clash };
+    }
+    for (const { cluster, input, decision } of decided) {
+      if (decision.outcome === 'repaired' || decision.outcome === 'hub-path') outputs.set(input, codec.format(decision.value));
+      if (decision.outcome === 'hub-path') unlisted.add(input);
+      addresses.push(shadowAddress(cluster, input, decision, codec.format));
+    }
+  }
+
+  // The annotations the result carries, and whether they fit (step 6).
+  const base = new Map<string, string>();
+  if (received !== undefined) {
+    for (const key of Object.keys(received)) {
+      const value = received[key];
+      if (typeof value === 'string' && !(OUR_KEYS as readonly string[]).includes(key)) base.set(key, value);
+    }
+  }
+  const desired = (replace: ReadonlyMap<string, string>): Map<ShadowAnnotationKey, string | undefined> => {
+    const result = new Map<ShadowAnnotationKey, string | undefined>();
+    const hubText = typeof hubData === 'string' ? hubData : undefined;
+    if (replace.size === 0 || read.state !== 'read' || hubText === undefined) {
+      result.set(DIRECT_CONNECTIONS_DATA_ANNOTATION, hubText);
+      result.set(SHADOW_ORIGINAL_ADDRESSES_ANNOTATION, undefined);
+      result.set(ORIGINAL_DIRECT_CONNECTIONS_DATA_ANNOTATION, undefined);
+      return result;
+    }
+    const lists = new Map<string, readonly string[]>();
+    for (const [cluster, list] of clusters) {
+      const next: string[] = [];
+      for (const address of list) {
+        const out = replace.get(address);
+        if (out === undefined) next.push(address);
+        else if (!unlisted.has(address)) next.push(out);
+      }
+      if (next.length > 0) lists.set(cluster, next);
+    }
+    const reversed: Record<string, string> = {};
+    for (const [input, out] of replace) reversed[out] = input;
+    result.set(DIRECT_CONNECTIONS_DATA_ANNOTATION, writeDirectConnectionsData(read.data, lists));
+    result.set(SHADOW_ORIGINAL_ADDRESSES_ANNOTATION, JSON.stringify(reversed));
+    result.set(ORIGINAL_DIRECT_CONNECTIONS_DATA_ANNOTATION, hubText);
+    return result;
+  };
+  let wanted = desired(outputs);
+  if (outputs.size > 0) {
+    const all = new Map(base);
+    for (const [key, value] of wanted) if (value !== undefined) all.set(key, value);
+    const bytes = annotationBytes(all);
+    if (bytes >= ANNOTATIONS_LIMIT_BYTES) {
+      for (let i = 0; i < addresses.length; i++) {
+        const entry = addresses[i];
+        if (entry === undefined || (entry.outcome !== 'repaired' && entry.outcome !== 'hub-path')) continue;
+        addresses[i] = {
+          cluster: entry.cluster, input: entry.input, output: entry.input, outcome: 'unresolved', reason: 'too-large',
+          detail: `the shadow's annotations would be ${bytes} bytes, Liqo's bound is ${ANNOTATIONS_LIMIT_BYTES}`,
+        };
+      }
+      outputs.clear();
+      wanted = desired(outputs);
+    }
+  }
+
+  // Edits against the object as received.
+  const edits: ShadowEdit[] = [];
+  shadow.endpoints.forEach((endpoint, e) => {
+    const before = addressesOf(endpoint);
+    const after = restored[e];
+    if (before === undefined || after === undefined) return;
+    after.forEach((address, a) => {
+      const from = before[a];
+      if (typeof address !== 'string' || typeof from !== 'string') return;
+      const to = outputs.get(address) ?? address;
+      if (to !== from) edits.push({ endpoint: e, address: a, from, to });
+    });
+  });
+  const annotations: ShadowAnnotationEdit[] = [];
+  for (const key of OUR_KEYS) {
+    // A data annotation that is not text cannot come from the API server; it is not ours to remove.
+    if (key === DIRECT_CONNECTIONS_DATA_ANNOTATION && hubData !== undefined && typeof hubData !== 'string') continue;
+    const value = wanted.get(key);
+    const has = received !== undefined && Object.hasOwn(received, key);
+    if (value === undefined ? has : !has || received[key] !== value) annotations.push({ key, value });
+  }
+  const data: DataState = read.state === 'invalid' ? { state: 'invalid', detail: read.detail } : { state: read.state };
+  if (edits.length === 0 && annotations.length === 0) return { kind: 'unchanged', shadow, data, addresses };
+  return { kind: 'changed', shadow, data, addresses, edits, annotations, object: applyShadowEdits(shadow, edits, annotations) };
+}
+
+function shadowAddress<V>(cluster: string, input: string, decision: Decision<V>, format: (value: V) => string): ShadowAddress {
+  switch (decision.outcome) {
+    case 'direct': return { cluster, input, output: input, outcome: 'direct', detail: decision.detail };
+    case 'repaired': return { cluster, input, output: format(decision.value), outcome: 'repaired', detail: decision.detail };
+    case 'hub-path': return { cluster, input, output: format(decision.value), outcome: 'hub-path', via: decision.via, hubIp: decision.hubIp, detail: decision.detail };
+    case 'unresolved': return { cluster, input, output: input, outcome: 'unresolved', reason: decision.reason, detail: decision.detail };
+  }
+}
+
+/** The received object with the edits made, copied only along the changed paths so unknown fields survive by reference. */
+function applyShadowEdits(shadow: ReflectedShadow, edits: readonly ShadowEdit[], annotations: readonly ShadowAnnotationEdit[]): JsonObject {
+  const result: Record<string, Json> = { ...shadow.object };
+  if (edits.length > 0) {
+    const endpoints = [...shadow.endpoints];
+    for (const edit of edits) {
+      const endpoint = endpoints[edit.endpoint];
+      const addresses = addressesOf(endpoint);
+      if (!isObject(endpoint) || addresses === undefined) continue;
+      const copy = [...addresses];
+      copy[edit.address] = edit.to;
+      endpoints[edit.endpoint] = { ...endpoint, addresses: copy };
+    }
+    const spec = isObject(shadow.object.spec) ? shadow.object.spec : {};
+    const template = isObject(spec.template) ? spec.template : {};
+    result.spec = { ...spec, template: { ...template, endpoints } };
+  }
+  if (annotations.length > 0) {
+    const metadata = isObject(shadow.object.metadata) ? shadow.object.metadata : {};
+    const next: Record<string, Json> = { ...(shadow.annotations ?? {}) };
+    for (const { key, value } of annotations) {
+      if (value === undefined) delete next[key]; else next[key] = value;
+    }
+    const copy: Record<string, Json> = { ...metadata };
+    if (Object.keys(next).length === 0) delete copy.annotations; else copy.annotations = next;
+    result.metadata = copy;
+  }
+  return result;
+}
+
+/**
+ * The repair (docs/reference.md, "Liqo's own direct connections") of any JSON against one snapshot: a skip (left
+ * alone, with why), unchanged, or changed with the new object and each listed address's outcome. Idempotent, and
+ * with an empty view it gives back the shadow exactly as the hub wrote it.
+ */
+export function repairShadowEndpointSlice(object: unknown, snapshot: Snapshot, options: { readonly clusterId?: string | undefined }): ShadowRepair {
+  const shadow = readReflectedShadow(object, options);
+  if (isShadowSkip(shadow)) return { kind: 'skip', reason: shadow.skip, detail: shadow.detail };
+  return shadow.family === 'IPv4' ? repairFamily(shadow, snapshot, IPV4_ACCESS) : repairFamily(shadow, snapshot, IPV6_ACCESS);
+}
+
+/** Counts of a repair's listed addresses by outcome: what `shadow_addresses_total{outcome}` adds. */
+export function outcomeCounts(addresses: readonly ShadowAddress[]): Readonly<Record<ShadowOutcome, number>> {
+  const counts: Record<ShadowOutcome, number> = { direct: 0, repaired: 0, 'hub-path': 0, unresolved: 0 };
+  for (const address of addresses) counts[address.outcome]++;
+  return counts;
+}
+
+/** What the repair makes of a peer's listed addresses, by block rather than by address: what `/debug/pairs` shows. */
+export interface PeerDirectConnections {
+  readonly peer: string;
+  readonly state: ShadowOutcome;
+  /** For `hub-path`, why (`no-shortcut`, `tunnel-down`); for `unresolved`, the reason. */
+  readonly reason: HubPathReason | UnresolvedReason | null;
+  readonly detail: string;
+}
+
+function contains(outer: Cidr, inner: Cidr): boolean {
+  return outer.family === inner.family && outer.network <= inner.network && inner.last <= outer.last;
+}
+
+/**
+ * Per peer of the hub's Configurations (not the leaf itself): `direct` where the hub's view of the peer lies in what
+ * the leaf declares for it, `repaired` where it does once moved back, `hub-path` without a usable direct network but
+ * with one Configuration for a cluster the hub does not name (the hub), else `unresolved`. Addresses are decided one
+ * by one; this says what most of a peer's addresses get.
+ */
+export function peerDirectConnections(snapshot: Snapshot, leafCluster: string | undefined): PeerDirectConnections[] {
+  const { hub } = snapshot;
+  if (!hub.known) return [];
+  const peers = [...new Set(hub.configurations.flatMap((c) => (c.remoteCluster === undefined || c.remoteCluster === leafCluster ? [] : [c.remoteCluster])))].sort();
+  const named = new Set(hub.configurations.flatMap((c) => c.remoteCluster ?? []));
+  const hubs = snapshot.views.configurations.filter((c) => c.remoteCluster !== undefined && !named.has(c.remoteCluster));
+  const leaf = { configurationsOf: snapshot.views.configurationsOf, tunnels: snapshot.tunnels };
+  return peers.map((peer): PeerDirectConnections => {
+    const network = directNetworkTo(peer, leaf);
+    const leafConfigurations = leaf.configurationsOf(peer);
+    const usable = network.state === 'direct' && leafConfigurations.length === 1;
+    if (!usable) {
+      const via = network.state === 'tunnel-down' ? 'tunnel-down' : 'no-shortcut';
+      const why = network.state === 'direct' ? `this leaf has ${leafConfigurations.length} Liqo Configurations for ${peer}` : network.detail;
+      if (hubs.length !== 1 || hubs[0]?.externalMappings.length === 0) {
+        return { peer, state: 'unresolved', reason: 'no-hub-network', detail: `${why}; and no one Configuration of this leaf for the hub maps its external CIDR` };
+      }
+      return { peer, state: 'hub-path', reason: via, detail: `${why}; through ${hubs[0]?.ref}` };
+    }
+    const declared = leafConfigurations.flatMap((c) => c.podMappings.map((m) => m.declared));
+    const mappings = hub.configurations.filter((c) => c.remoteCluster === peer).flatMap((c) => c.podMappings);
+    if (mappings.length > 0 && mappings.every((m) => declared.some((d) => contains(d, m.seen)))) {
+      return { peer, state: 'direct', reason: null, detail: `the hub's view of ${peer} lies in what this leaf declares for it` };
+    }
+    if (mappings.length > 0 && mappings.every((m) => declared.some((d) => contains(d, m.declared)))) {
+      return { peer, state: 'repaired', reason: null, detail: `the hub remapped ${peer} (${mappings.map((m) => `${m.seen.text} -> ${m.declared.text}`).join(', ')}): moved back` };
+    }
+    return { peer, state: 'unresolved', reason: 'outside-declared', detail: `the hub's view of ${peer}, moved back, is outside what this leaf declares for it` };
+  });
+}
