@@ -3,15 +3,16 @@
 // Two real control planes (hub cluster1, leaf cluster2) with Liqo's objects, Liqo's own writer storing the reflected
 // EndpointSlices, the real kube-proxy in cluster2's node namespace, and Liqo v1.2.0's data path in network namespaces
 // (gateways, wireguard-go tunnels, Liqo's nftables tables and routes generated from those objects): the set-up of
-// test/e2e/datapath.test.ts. A client pod of cluster2 probes two ClusterIP Services whose endpoint is web-0 of
-// cluster3: `web-fcc` reflected by a hub that sends hub-view addresses, `web-stock` by a stock Liqo hub. Each probe
+// test/e2e/datapath.test.ts. A client pod of cluster2 probes three ClusterIP Services whose endpoint is web-0 of
+// cluster3: `web-fcc` reflected by a hub that sends hub-view addresses, `web-stock` by a stock Liqo hub, `web-direct`
+// by a hub using Liqo's own direct connections (alone, Liqo's writer stores no slice for it). Each probe
 // is listed with the links its WireGuard packets crossed; then the product starts, then the direct link dies and
 // comes back. Everything it creates goes when it ends (network namespaces named swdp-*).
 import { dataPathUnavailable } from '../test/e2e/support/datapath/netns.ts';
-import { LINKS, Stack, type PathName } from '../test/e2e/support/datapath/stack.ts';
+import { LINKS, PATH_NAMES, Stack } from '../test/e2e/support/datapath/stack.ts';
 
 const PROBES_PER_SERVICE = 3;
-const PATHS: readonly PathName[] = ['fcc', 'stock'];
+const PATHS = PATH_NAMES;
 
 const missing = dataPathUnavailable();
 if (missing !== undefined) {
@@ -30,7 +31,7 @@ async function round(title: string): Promise<void> {
   console.log(`${'service'.padEnd(10)} ${'ClusterIP'.padEnd(14)} ${'stored endpoint'.padEnd(16)} ${'probe'.padEnd(6)} ${'answer'.padEnd(8)} links its packets crossed`);
   for (const path of PATHS) {
     const service = stack.services[path];
-    const stored = (await stack.storedAddresses(path)).join(',');
+    const stored = (await stack.storedAddresses(path)).join(',') || '(no slice)';
     for (let i = 1; i <= PROBES_PER_SERVICE; i++) {
       const probe = await stack.probe(path, 500);
       const links = probe.links.map((link) => shortLink[link] ?? link).join(' + ') || '(none)';
@@ -47,26 +48,19 @@ try {
   await round('Liqo alone: the stored slices hold the hub\'s addresses');
 
   await stack.startProduct();
-  for (const path of PATHS) {
-    await stack.untilStored(path, '10.61.0.151');
-    await stack.untilProxied(path, '10.61.0.151');
-  }
+  for (const path of PATHS) await stack.untilServed(path, '10.61.0.151');
   await round('with shortcut-webhook on cluster2: the slices rewritten to the direct network, kube-proxy following');
 
   await stack.path.setLink(LINKS.direct, false);
   const error = Date.now();
   await stack.setTunnel('Error');
-  for (const path of PATHS) await stack.untilStored(path, stack.services[path].hubAddress);
-  for (const path of PATHS) await stack.untilProxied(path, stack.services[path].hubAddress);
-  console.log(`\nthe direct link is cut and cluster2's Connection to cluster3 goes Error: the controller restored both slices, kube-proxy followed, ${Date.now() - error} ms`);
+  for (const path of PATHS) await stack.untilServed(path, stack.services[path].throughHub);
+  console.log(`\nthe direct link is cut and cluster2's Connection to cluster3 goes Error: the controller sent the three Services through the hub, kube-proxy followed, ${Date.now() - error} ms`);
   await round('direct link down: back through the hub');
 
   await stack.path.setLink(LINKS.direct, true);
   await stack.setTunnel('Connected');
-  for (const path of PATHS) {
-    await stack.untilStored(path, '10.61.0.151');
-    await stack.untilProxied(path, '10.61.0.151');
-  }
+  for (const path of PATHS) await stack.untilServed(path, '10.61.0.151');
   await round('the link is back: direct again');
 } finally {
   await stack.stop();

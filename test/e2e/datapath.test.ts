@@ -5,18 +5,22 @@
 // nftables tables and routes Liqo installs, generated from the Liqo objects stored in those API servers). A client
 // pod of cluster2 sends UDP probes to each ClusterIP; a pod of cluster3 echoes them; WireGuard data messages are
 // counted per link. Service `web-fcc` is reflected by a hub that sends hub-view addresses (the FCC path), `web-stock`
-// by a stock Liqo hub (its IPAM's allocation, the stock path). Each test builds on the state the previous one left.
+// by a stock Liqo hub (its IPAM's allocation, the stock path), `web-direct` by a hub using Liqo's own direct
+// connections (the ShadowEndpointSlice repair). Each test builds on the state the previous one left.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { dataPathToolsBuilt } from './datapath-tools/build.ts';
 import { Lab, dataPathUnavailable } from './support/datapath/netns.ts';
 import { goAvailable } from './support/go-build.ts';
-import { LINKS, Stack, WEB, type BatchResult, type PathName } from './support/datapath/stack.ts';
+import { LINKS, PATH_NAMES, Stack, WEB, type BatchResult, type PathName } from './support/datapath/stack.ts';
 import { skipReason } from './support/skip.ts';
 
 /** Probes per Service and phase: each crosses each link it takes twice (the probe and its echo). */
 const PROBES = 20;
-const PATHS: readonly PathName[] = ['fcc', 'stock'];
+const PATHS: readonly PathName[] = PATH_NAMES;
+/** Probes to a Service with no endpoint: each waits for nothing. */
+const LOST_PROBES = 5;
+const LOST_PROBE_MS = 300;
 /** How long a probe waits for its echo while the path is being switched over. */
 const SWITCH_PROBE_MS = 200;
 const SWITCH_BOUND_MS = 30_000;
@@ -81,24 +85,27 @@ describe('traffic takes the shortcut: a ClusterIP through the real kube-proxy an
     assert.deepEqual(alive, [], 'no process of this run is left');
   });
 
-  test('without the product: Liqo\'s stored slices send both Services through the hub, over both of its tunnels', async () => {
+  test('without the product: Liqo\'s stored slices send two Services through the hub, over both of its tunnels, and leave the third with no endpoint', async () => {
     const s = the();
     assert.deepEqual(await s.storedAddresses('fcc'), [WEB.hubView]);
     assert.deepEqual(await s.storedAddresses('stock'), [WEB.leafViewOfAllocated]);
-    for (const path of PATHS) {
+    for (const path of ['fcc', 'stock'] as const) {
       const result = await s.probeBatch(path, PROBES);
       say(`${path}, no product: ${JSON.stringify(result.counts)} (${result.answered}/${result.sent} answered)`);
       hubOnly(result);
     }
+    // Liqo's direct connections with a hub that remapped cluster3: its writer fails on the shadow, stores nothing.
+    assert.deepEqual(await s.storedAddresses('direct'), [], 'no EndpointSlice for web-direct');
+    const lost = await s.probeBatch('direct', LOST_PROBES, LOST_PROBE_MS);
+    say(`direct, no product: ${JSON.stringify(lost.counts)} (${lost.answered}/${lost.sent} answered)`);
+    assert.equal(lost.answered, 0, 'no probe to a Service without endpoints is answered');
+    assert.deepEqual(lost.counts, { [LINKS.clientHub]: 0, [LINKS.hubServer]: 0, [LINKS.direct]: 0 }, 'nothing leaves cluster2');
   });
 
   test('with the product: the reflected slices are rewritten, kube-proxy follows, and the packets take the direct tunnel only', async () => {
     const s = the();
     await s.startProduct();
-    for (const path of PATHS) {
-      await s.untilStored(path, WEB.direct);
-      await s.untilProxied(path, WEB.direct);
-    }
+    for (const path of PATHS) await s.untilServed(path, WEB.direct);
     for (const path of PATHS) {
       const result = await s.probeBatch(path, PROBES);
       say(`${path}, with the product: ${JSON.stringify(result.counts)} (${result.answered}/${result.sent} answered)`);
@@ -125,8 +132,7 @@ describe('traffic takes the shortcut: a ClusterIP through the real kube-proxy an
       assert.ok(ms !== undefined, `${path}: an answer within ${SWITCH_BOUND_MS} ms of the Connection going Error`);
       say(`${path}: first reply through the hub ${ms} ms after the Connection went Error`);
     }
-    assert.deepEqual(await s.storedAddresses('fcc'), [WEB.hubView]);
-    assert.deepEqual(await s.storedAddresses('stock'), [WEB.leafViewOfAllocated]);
+    for (const path of PATHS) assert.deepEqual(await s.storedAddresses(path), [s.services[path].throughHub], `${path}: stored through the hub`);
     for (const path of PATHS) {
       const result = await s.probeBatch(path, PROBES);
       say(`${path}, direct link down: ${JSON.stringify(result.counts)} (${result.answered}/${result.sent} answered)`);
@@ -138,10 +144,7 @@ describe('traffic takes the shortcut: a ClusterIP through the real kube-proxy an
     const s = the();
     await s.path.setLink(LINKS.direct, true);
     await s.setTunnel('Connected');
-    for (const path of PATHS) {
-      await s.untilStored(path, WEB.direct);
-      await s.untilProxied(path, WEB.direct);
-    }
+    for (const path of PATHS) await s.untilServed(path, WEB.direct);
     for (const path of PATHS) {
       const result = await s.probeBatch(path, PROBES);
       say(`${path}, link back: ${JSON.stringify(result.counts)} (${result.answered}/${result.sent} answered)`);

@@ -34,14 +34,24 @@ const CONNECTION_PATH = `/apis/networking.liqo.io/v1beta1/namespaces/liqo-tenant
 const SLICES = '/apis/discovery.k8s.io/v1/namespaces/demo/endpointslices';
 const SHADOWS = '/apis/offloading.liqo.io/v1beta1/namespaces/demo/shadowendpointslices';
 
-/** The product's two paths, each a Service of the leaf reaching web-0 of cluster3. */
-export type PathName = 'fcc' | 'stock';
+/**
+ * The product's three paths, each a Service of the leaf reaching web-0 of cluster3: `fcc` reflected by a hub that
+ * sends hub-view addresses, `stock` by a stock Liqo hub (its IPAM's allocation), `direct` by a hub using Liqo's own
+ * direct connections (a hub Service annotated liqo.io/use-direct-connections: the hub's view of web-0, listed in the
+ * ShadowEndpointSlice's direct-connections data).
+ */
+export type PathName = 'fcc' | 'stock' | 'direct';
+export const PATH_NAMES: readonly PathName[] = ['fcc', 'stock', 'direct'];
 
 export interface ServiceInfo {
   readonly name: string;
   readonly clusterIP: string;
-  /** The address of web-0 that the hub reflects for this path (as stored on the leaf before the product acts). */
-  readonly hubAddress: string;
+  /** The shadow's name. */
+  readonly shadow: string;
+  /** What Liqo alone stores for web-0: none where its writer fails on the shadow (the direct path, hub remapped). */
+  readonly withoutProduct: string | undefined;
+  /** What is stored with the product while the direct network is down: an address through the hub. */
+  readonly throughHub: string;
 }
 
 export interface BatchResult {
@@ -119,12 +129,21 @@ export class Stack {
       const stack = new Stack(hub, leaf, path, kubeProxy, writer, canary, services, certs);
       stack.timings.controlPlanesMs = controlPlanesMs;
       stack.timings.dataPathMs = dataPathMs;
-      for (const name of ['fcc', 'stock'] as const) {
-        await stack.untilStored(name, services[name].hubAddress);
-        await stack.untilProxied(name, services[name].hubAddress);
+      for (const name of PATH_NAMES) {
+        const stored = services[name].withoutProduct;
+        if (stored === undefined) continue;
+        await stack.untilStored(name, stored);
+        await stack.untilProxied(name, stored);
       }
+      // Liqo's writer fails on the direct path's shadow (the address is in the hub's view of cluster3, not in
+      // cluster3's declared CIDR) and stores nothing: the Service has no endpoint.
+      // controller-runtime's line: "Reconciler error" err="... no remote pod CIDR contains address ..." ShadowEndpointSlice="demo/<name>"
+      await waitFor(() => writer.log().split('\n').some((line) => line.includes('"Reconciler error"') && line.includes(`ShadowEndpointSlice="demo/${services.direct.shadow}"`)),
+        { ...CONVERGE, description: 'Liqo\'s writer failing on the direct-connections shadow' }).catch((error: unknown) => {
+        throw new Error(`${String(error)}\nliqo-writer's log ends:\n${writer.log().split('\n').slice(-15).join('\n')}`, { cause: error });
+      });
       stack.timings.kubeProxyMs = Date.now() - proxyBegan;
-      log(`kube-proxy (${kubeProxy.built ? `built in ${kubeProxy.buildSeconds} s` : 'cached'}) serves both Services ${stack.timings.kubeProxyMs} ms after its start`);
+      log(`kube-proxy (${kubeProxy.built ? `built in ${kubeProxy.buildSeconds} s` : 'cached'}) serves the Services ${stack.timings.kubeProxyMs} ms after its start`);
       return stack;
     } catch (error) {
       await stopAll();
@@ -141,6 +160,12 @@ export class Stack {
   async untilStored(name: PathName, address: string): Promise<void> {
     await waitFor(async () => JSON.stringify(await this.storedAddresses(name)) === JSON.stringify([address]),
       { ...CONVERGE, description: `the ${name} slice stored as [${address}]` });
+  }
+
+  /** Waits until the Service's reflected slice holds `address`, and kube-proxy sends the Service there. */
+  async untilServed(name: PathName, address: string): Promise<void> {
+    await this.untilStored(name, address);
+    await this.untilProxied(name, address);
   }
 
   /** Waits until kube-proxy's service chain for the Service sends to `address` and to nothing else. */
@@ -185,9 +210,11 @@ export class Stack {
     await waitFor(async () => (await fetch(`http://127.0.0.1:${product.opsPort}/readyz`)).status === 200, { ...CONVERGE, description: 'the webhook is ready' });
     const configuration = shippedManifests().find((object) => object.kind === 'MutatingWebhookConfiguration');
     if (configuration === undefined) throw new Error('manifests/ has no MutatingWebhookConfiguration');
-    for (const hook of configuration.webhooks as { clientConfig: Record<string, unknown>; name: string }[]) {
-      const route = hook.name.startsWith('shadow') ? 'shadowendpointslices' : 'endpointslices';
-      hook.clientConfig = { url: `https://127.0.0.1:${product.webhookPort}/mutate/${route}`, caBundle: this.certs.ca.toString('base64') };
+    // Each webhook (EndpointSlices; ShadowEndpointSlices) at its own path, on this process instead of the Service.
+    for (const hook of configuration.webhooks as { clientConfig: { service?: { path?: string } } & Record<string, unknown> }[]) {
+      const path = hook.clientConfig.service?.path;
+      if (path === undefined) throw new Error('a shipped webhook without a service path');
+      hook.clientConfig = { url: `https://127.0.0.1:${product.webhookPort}${path}`, caBundle: this.certs.ca.toString('base64') };
     }
     await this.admin.ok('POST', pathOf(configuration), configuration);
     await this.canary.configurationsSeen();
@@ -230,24 +257,31 @@ async function seedClusters(hub: ControlPlane, leaf: ControlPlane): Promise<void
 }
 
 /**
- * Two selectorless ClusterIP Services on the leaf, as Liqo makes the twins of offloaded Services, and their
+ * Three selectorless ClusterIP Services on the leaf, as Liqo makes the twins of offloaded Services, and their
  * ShadowEndpointSlices as the hub's virtual kubelet writes them: `web-fcc` from a hub reflecting hub-view addresses
- * (10.63.0.151), `web-stock` from a stock hub (its IPAM allocation 10.70.0.12). Liqo's writer stores the slices.
+ * (10.63.0.151), `web-stock` from a stock hub (its IPAM allocation 10.70.0.12), `web-direct` from a hub Service with
+ * Liqo's direct connections (10.63.0.151 untranslated, listed for cluster3). Liqo's writer stores the slices.
  */
 async function createServices(admin: KubeClient): Promise<Record<PathName, ServiceInfo>> {
-  const make = async (name: string, hubWrites: string, stored: string): Promise<ServiceInfo> => {
+  const make = async (name: string, hubWrites: string, stored: Omit<ServiceInfo, 'name' | 'clusterIP' | 'shadow'>, directFor?: string): Promise<ServiceInfo> => {
     const service = await admin.ok<{ spec: { clusterIP: string } }>('POST', '/api/v1/namespaces/demo/services', {
       apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'demo' },
       spec: { ports: [{ name: 'udp', port: SERVICE_PORT, targetPort: ECHO_PORT, protocol: 'UDP' }] },
     });
-    const shadow = shadowSlice({ name: `${name}-abcde`, addresses: [[hubWrites]], pods: [SERVER_POD.name], ports: [{ name: 'udp', port: ECHO_PORT, protocol: 'UDP' }] });
+    const shadowName = `${name}-abcde`;
+    const shadow = shadowSlice({
+      name: shadowName, addresses: [[hubWrites]], pods: [SERVER_POD.name], ports: [{ name: 'udp', port: ECHO_PORT, protocol: 'UDP' }],
+      // pkg/virtualKubelet/reflection/exposition/endpointslice.go: the addresses of pods on other leaves, by cluster.
+      ...(directFor === undefined ? {} : { annotations: { 'liqo.io/direct-connections-data': JSON.stringify({ clusterAddresses: { [directFor]: [hubWrites] } }) } }),
+    });
     (shadow.metadata as { labels: Record<string, string> }).labels['kubernetes.io/service-name'] = name;
-    await admin.apply(`${SHADOWS}/${name}-abcde`, shadow, HUB_WRITER, true);
-    return { name, clusterIP: service.spec.clusterIP, hubAddress: stored };
+    await admin.apply(`${SHADOWS}/${shadowName}`, shadow, HUB_WRITER, true);
+    return { name, clusterIP: service.spec.clusterIP, shadow: shadowName, ...stored };
   };
   return {
-    fcc: await make('web-fcc', WEB.hubView, WEB.hubView),
-    stock: await make('web-stock', WEB.hubAllocated, WEB.leafViewOfAllocated),
+    fcc: await make('web-fcc', WEB.hubView, { withoutProduct: WEB.hubView, throughHub: WEB.hubView }),
+    stock: await make('web-stock', WEB.hubAllocated, { withoutProduct: WEB.leafViewOfAllocated, throughHub: WEB.leafViewOfAllocated }),
+    direct: await make('web-direct', WEB.hubView, { withoutProduct: undefined, throughHub: WEB.leafViewOfAllocated }, SERVER_LEAF),
   };
 }
 
