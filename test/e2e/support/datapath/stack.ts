@@ -196,6 +196,11 @@ export class Stack {
     return { sent: count, answered, counts };
   }
 
+  /** One probe without counting (probes may overlap): answered within `timeoutMs` or not. */
+  probeOnce(name: PathName, timeoutMs = 1000): Promise<{ ok: boolean; ms: number }> {
+    return this.path.probeOnce({ cluster: CLIENT_LEAF, pod: CLIENT_POD.name }, { host: this.services[name].clusterIP, port: SERVICE_PORT }, timeoutMs);
+  }
+
   /** One probe, with the links it crossed. */
   probe(name: PathName, timeoutMs = 1000) {
     return this.path.probe({ cluster: CLIENT_LEAF, pod: CLIENT_POD.name }, { host: this.services[name].clusterIP, port: SERVICE_PORT }, timeoutMs);

@@ -80,27 +80,29 @@ socket.on('message', (message, remote) => socket.send(message, remote.port, remo
 socket.bind(Number(process.argv[2]), () => process.stdout.write('listening\\n'));
 `;
 
-// One request per stdin line ({"id","host","port","timeoutMs"}), one answer per stdout line ({"id","ok","ms"}).
+// One request per stdin line ({"id","host","port","timeoutMs"}), one answer per stdout line ({"id","ok","ms"});
+// requests may overlap (the echo carries the id back).
 const PROBE_CLIENT = `import dgram from 'node:dgram';
 import { createInterface } from 'node:readline';
 const socket = dgram.createSocket('udp4');
-let pending;
+const pending = new Map();
 socket.on('message', (message, remote) => {
-  if (pending === undefined || message.toString() !== pending.id) return;
-  clearTimeout(pending.timer);
-  const done = pending;
-  pending = undefined;
-  process.stdout.write(JSON.stringify({ id: done.id, ok: true, from: remote.address, ms: Number(process.hrtime.bigint() - done.at) / 1e6 }) + '\\n');
+  const id = message.toString();
+  const waiting = pending.get(id);
+  if (waiting === undefined) return;
+  clearTimeout(waiting.timer);
+  pending.delete(id);
+  process.stdout.write(JSON.stringify({ id, ok: true, from: remote.address, ms: Number(process.hrtime.bigint() - waiting.at) / 1e6 }) + '\\n');
 });
 socket.bind(0, () => {
   process.stdout.write(JSON.stringify({ ready: true }) + '\\n');
   createInterface({ input: process.stdin }).on('line', (line) => {
     const { id, host, port, timeoutMs } = JSON.parse(line);
-    const at = process.hrtime.bigint();
-    pending = { id, at, timer: setTimeout(() => {
-      pending = undefined;
+    const timer = setTimeout(() => {
+      pending.delete(id);
       process.stdout.write(JSON.stringify({ id, ok: false, ms: timeoutMs }) + '\\n');
-    }, timeoutMs) };
+    }, timeoutMs);
+    pending.set(id, { at: process.hrtime.bigint(), timer });
     socket.send(id, port, host);
   });
 });
