@@ -51,14 +51,14 @@ try {
   for (const path of PATHS) await stack.untilServed(path, '10.61.0.151');
   await round('with shortcut-webhook on cluster2: the slices rewritten to the direct network, kube-proxy following');
 
-  await stack.path.setLink(LINKS.direct, false);
+  await stack.path.setLink(LINKS.direct, 'down');
   const error = Date.now();
   await stack.setTunnel('Error');
   for (const path of PATHS) await stack.untilServed(path, stack.services[path].throughHub);
   console.log(`\nthe direct link is cut and cluster2's Connection to cluster3 goes Error: the controller sent the three Services through the hub, kube-proxy followed, ${Date.now() - error} ms`);
   await round('direct link down: back through the hub');
 
-  await stack.path.setLink(LINKS.direct, true);
+  await stack.path.setLink(LINKS.direct, 'up');
   await stack.setTunnel('Connected');
   for (const path of PATHS) await stack.untilServed(path, '10.61.0.151');
   await round('the link is back: direct again');

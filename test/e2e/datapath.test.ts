@@ -115,7 +115,7 @@ describe('traffic takes the shortcut: a ClusterIP through the real kube-proxy an
 
   test('the direct link dies: black-holed until its Connection goes Error, then back through the hub once the controller restored the slices', async () => {
     const s = the();
-    await s.path.setLink(LINKS.direct, false);
+    await s.path.setLink(LINKS.direct, 'down');
     // Still Connected as far as Liqo knows: the Services still point at the dead tunnel.
     for (const path of PATHS) assert.equal((await s.probeBatch(path, 1, SWITCH_PROBE_MS)).answered, 0, `${path}: a probe over the dead link is lost`);
     const error = Date.now();
@@ -145,7 +145,7 @@ describe('traffic takes the shortcut: a ClusterIP through the real kube-proxy an
 
   test('the link returns: its Connection goes Connected, the slices are rewritten again and the packets take the direct tunnel only', async () => {
     const s = the();
-    await s.path.setLink(LINKS.direct, true);
+    await s.path.setLink(LINKS.direct, 'up');
     await s.setTunnel('Connected');
     for (const path of PATHS) await s.untilServed(path, WEB.direct);
     for (const path of PATHS) {

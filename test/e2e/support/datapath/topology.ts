@@ -5,12 +5,13 @@
 // one of its two gateways (a table `swdp-count` of the test's own, not Liqo's).
 //
 //   pod --veth-- node --veth "liqo.node"-- gateway for P --eth0 (underlay), liqo-tunnel (wireguard-go)-- gateway ...
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Writable } from 'node:stream';
 import { waitFor } from '../../../support/wait-for.ts';
 import { buildWireguard } from '../../datapath-tools/build.ts';
 import {
@@ -84,6 +85,7 @@ socket.bind(Number(process.argv[2]), () => process.stdout.write('listening\\n'))
 // requests may overlap (the echo carries the id back).
 const PROBE_CLIENT = `import dgram from 'node:dgram';
 import { createInterface } from 'node:readline';
+import type { Writable } from 'node:stream';
 const socket = dgram.createSocket('udp4');
 const pending = new Map();
 socket.on('message', (message, remote) => {
@@ -147,7 +149,7 @@ export interface ProbeResult {
 export class DataPath {
   readonly lab = new Lab();
   private readonly gateways: Gateway[] = [];
-  private readonly clients = new Map<string, { child: ChildProcess; answers: Map<string, (answer: { ok: boolean; ms: number }) => void> }>();
+  private readonly clients = new Map<string, { stdin: Writable; answers: Map<string, (answer: { ok: boolean; ms: number }) => void> }>();
   private probeSeq = 0;
   /** Per link name, the gateway namespace whose counters stand for it. */
   private readonly counted = new Map<string, string>();
@@ -337,10 +339,10 @@ export class DataPath {
   }
 
   /** Cuts or restores a peering's underlay (both gateways' eth0): its tunnel carries nothing while cut. */
-  async setLink(link: string, up: boolean): Promise<void> {
+  async setLink(link: string, state: 'up' | 'down'): Promise<void> {
     const ends = this.ends.get(link);
     if (ends === undefined) throw new Error(`no link ${link}`);
-    for (const ns of ends) await this.lab.ip(ns, ['link', 'set', 'eth0', up ? 'up' : 'down']);
+    for (const ns of ends) await this.lab.ip(ns, ['link', 'set', 'eth0', state]);
   }
 
   /** Starts a UDP echo server in a pod. */
@@ -361,16 +363,18 @@ export class DataPath {
     writeFileSync(script, PROBE_CLIENT);
     const child = spawn('ip', ['netns', 'exec', ns, process.execPath, script], { detached: true, stdio: ['pipe', 'pipe', 'inherit'] });
     this.lab.adopt(child);
+    const { stdin, stdout } = child;
+    if (stdin === null || stdout === null) throw new Error('the probe client has no pipes');
     const answers = new Map<string, (answer: { ok: boolean; ms: number }) => void>();
     let ready: () => void = () => {};
     const isReady = new Promise<void>((resolve) => { ready = resolve; });
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: stdout }).on('line', (line) => {
       const answer = JSON.parse(line) as { ready?: boolean; id?: string; ok: boolean; ms: number };
       if (answer.ready) ready();
       if (answer.id !== undefined) answers.get(answer.id)?.(answer);
     });
     await isReady;
-    const entry = { child, answers };
+    const entry = { stdin, answers };
     this.clients.set(ns, entry);
     return entry;
   }
@@ -381,7 +385,7 @@ export class DataPath {
     const id = `probe-${++this.probeSeq}`;
     const answer = await new Promise<{ ok: boolean; ms: number }>((resolve) => {
       client.answers.set(id, resolve);
-      client.child.stdin!.write(`${JSON.stringify({ id, host: to.host, port: to.port, timeoutMs })}\n`);
+      client.stdin.write(`${JSON.stringify({ id, host: to.host, port: to.port, timeoutMs })}\n`);
     });
     client.answers.delete(id);
     return answer;
