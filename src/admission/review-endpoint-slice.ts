@@ -1,5 +1,5 @@
 // Admission request → outcome, for reflected EndpointSlices. Pure: the snapshot is passed in, nothing is logged.
-import { asEndpointSlice, ENDPOINT_SLICE_KIND, isSkip } from '../core/endpoint-slice.ts';
+import { asEndpointSlice, ENDPOINT_SLICE_KIND, isSkip, LIQO_WRITER_MANAGER } from '../core/endpoint-slice.ts';
 import { isUnchanged, rewriteEndpointSlice, type TraceObserver } from '../core/rewrite.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import { encodedPatch } from './patch.ts';
@@ -26,7 +26,9 @@ export function reviewEndpointSlice(request: AdmissionRequest, snapshot: Snapsho
   // The review's kind vouches for the object's type; an object written without apiVersion/kind (a hand-made
   // review, a tool that strips them) is read as what the API server says it is.
   const object = kind === undefined ? request.object : asEndpointSlice(request.object);
-  const rewrite = rewriteEndpointSlice(object, snapshot, options, options.observe);
+  // Liqo's writer sends every address as it computes it now: what it sends is never restored (RewriteOptions.liqoWrite).
+  const liqoWrite = request.fieldManager === LIQO_WRITER_MANAGER;
+  const rewrite = rewriteEndpointSlice(object, snapshot, { clusterId: options.clusterId, liqoWrite }, options.observe);
   if (isSkip(rewrite)) return Outcome.skipped(rewrite.skip, rewrite.detail);
   // The patch is made here, inside the route's error handling: a failure to make it is an allowed write, not a 500.
   return isUnchanged(rewrite) ? Outcome.unchanged(rewrite) : Outcome.patched(rewrite, encodedPatch(rewrite));

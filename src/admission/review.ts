@@ -16,6 +16,8 @@ export interface AdmissionRequest {
   readonly dryRun: boolean;
   /** The object exactly as the API server sent it: the patch is computed against this. */
   readonly object: Json | undefined;
+  /** `request.options.fieldManager`: who writes (Liqo's writer names itself); undefined when not said. */
+  readonly fieldManager: string | undefined;
 }
 
 export type DecodedReview = Result<AdmissionRequest>;
@@ -28,6 +30,12 @@ function groupVersionKind(value: JsonObject | undefined): GroupVersionKind | und
   const kind = stringField(value, 'kind');
   if (version === undefined || kind === undefined) return undefined;
   return { group: stringField(value, 'group') ?? '', version, kind };
+}
+
+/** The Create/UpdateOptions the API server passes along (a patch's become UpdateOptions); anything else is unsaid. */
+function fieldManagerOf(options: JsonObject | undefined): string | undefined {
+  const manager = options === undefined ? undefined : stringField(options, 'fieldManager');
+  return manager === '' ? undefined : manager;
 }
 
 export function decodeReview(body: unknown): DecodedReview {
@@ -52,5 +60,6 @@ export function decodeReview(body: unknown): DecodedReview {
     operation,
     dryRun: field(request, 'dryRun') === true,
     object: field(request, 'object'),
+    fieldManager: fieldManagerOf(objectField(request, 'options')),
   });
 }

@@ -10,7 +10,7 @@ import {
 import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from '../util/backoff.ts';
 import { pairSignature } from '../core/pair-changes.ts';
 import type { Snapshot } from '../core/snapshot.ts';
-import { describeError, FIELD_MANAGER, httpStatus, readListPage } from '../kube/client.ts';
+import { describeError, FIELD_MANAGER, httpStatus, readListPage, retryAfterMs } from '../kube/client.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics, ReconcileResult } from '../metrics.ts';
 import { localClusters } from '../core/local-clusters.ts';
@@ -243,14 +243,12 @@ export class SliceReconciler {
 
   /** The resource's objects of every namespace, in pages, so 10,000 slices never sit in one response. */
   private async *list(resource: Resource): AsyncGenerator<unknown> {
-    const { group, version, plural, labelSelector } = resource;
+    const { group, plural } = resource;
     let token: string | undefined;
     do {
       let body: unknown;
       try {
-        body = await this.api.listClusterCustomObject({
-          group, version, plural, labelSelector, limit: this.options.pageSize ?? 500, ...(token === undefined ? {} : { _continue: token }),
-        });
+        body = await this.listPage(resource, token);
       } catch (error) {
         // Not served (a CRD not installed) or not granted (the chart's switch for ShadowEndpointSlices drops the rule):
         // either way nothing of it to keep, and no failing pass retried at the backoff's pace.
@@ -269,6 +267,26 @@ export class SliceReconciler {
       yield* page.items;
       token = page.continueToken;
     } while (token !== undefined && !this.stopped);
+  }
+
+  /**
+   * One page of a list. A 429 that says when to ask again (the API server building its cache of the resource, or
+   * shedding load) is waited out and asked again, up to three times, as client-go does: not a failed pass.
+   */
+  private async listPage(resource: Resource, token: string | undefined): Promise<unknown> {
+    const { group, version, plural, labelSelector } = resource;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.api.listClusterCustomObject({
+          group, version, plural, labelSelector, limit: this.options.pageSize ?? 500, ...(token === undefined ? {} : { _continue: token }),
+        });
+      } catch (error) {
+        const wait = retryAfterMs(error);
+        if (wait === undefined || attempt > 3 || this.stopped) throw error;
+        this.options.logger.debug({ resource: `${plural}.${group}`, waitMs: wait }, 'list answered 429, asking again after its Retry-After');
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
   }
 
   /** Patches with a resourceVersion guard; on a conflict, reads the object again and plans once more. */

@@ -66,6 +66,9 @@ export function asEndpointSlice(item: unknown): unknown {
   return { apiVersion: ENDPOINT_SLICE_API_VERSION, kind: ENDPOINT_SLICE_KIND, ...item };
 }
 
+/** The field manager of Liqo's own EndpointSlice writer (shadowendpointslice_controller.go `ctrlFieldManager`). */
+export const LIQO_WRITER_MANAGER = 'shadow-endpointslice-controller';
+
 export interface SliceOptions {
   /** Used when the slice has no destination label. */
   readonly clusterId?: string | undefined;

@@ -72,6 +72,8 @@ export type TraceObserver = (trace: AddressTrace) => void;
  * Entries of the original-addresses annotation that are safe to use: string to a canonical address of the slice's
  * family. Anything else (bad JSON, arrays, numbers, other families) is dropped entry by entry.
  */
+const NO_ORIGINALS: ReadonlyMap<string, never> = new Map<string, never>();
+
 function readOriginals<V extends number | bigint>(
   codec: AddressCodec<V>, text: Json | undefined,
 ): ReadonlyMap<string, { readonly text: string; readonly value: V }> {
@@ -151,6 +153,8 @@ interface FamilyContext<V extends number | bigint> {
   readonly unmatched: 'no-fcc' | 'no-pair';
   /** The stock path for the slice's hub: addresses in the leaf's view of its external CIDR go there, not to the pairs. */
   readonly resolver: FamilyResolver<V>;
+  /** Whether recorded originals are restored first (not in a write of Liqo's own writer: RewriteOptions.liqoWrite). */
+  readonly restore: boolean;
 }
 
 /**
@@ -176,7 +180,7 @@ function rewriteFamily<V extends number | bigint>(
   slice: ReflectedSlice, codec: AddressCodec<V>, index: FamilyIndex<V>, context: FamilyContext<V>, observe: TraceObserver | undefined,
 ): SliceRewrite | SliceSkip {
   const current = slice.annotations;
-  const originals = readOriginals(codec, current && field(current, ORIGINAL_ADDRESSES_ANNOTATION));
+  const originals = context.restore ? readOriginals(codec, current && field(current, ORIGINAL_ADDRESSES_ANNOTATION)) : NO_ORIGINALS;
   const edits: AddressEdit[] = [];
   // Flagged outputs in order of first appearance, each with the hub address it was first rewritten from, if any:
   // one Map for the flag list and the originals, so an address costs two lookups, not five.
@@ -252,22 +256,33 @@ function rewriteFamily<V extends number | bigint>(
   return { slice, edits, annotations, untouched };
 }
 
+export interface RewriteOptions extends SliceOptions {
+  /**
+   * The write is Liqo's own writer's (its ShadowEndpointSlice controller sends every address as it computes it now):
+   * nothing is restored from the stored originals. An address Liqo sends that equals one of our outputs is Liqo's
+   * (its direct connections: a Service flipped to them), never ours to turn back into a hub address that may since
+   * name another pod. A write that carries back what we wrote (our controller's patch, another client's update) is
+   * restored as before.
+   */
+  readonly liqoWrite?: boolean;
+}
+
 /** The rewrite of one slice; `observe` sees every address (for `explain`) and costs nothing when absent. */
-function rewriteSlice(slice: ReflectedSlice, snapshot: Snapshot, observe?: TraceObserver): SliceRewrite | SliceSkip {
+function rewriteSlice(slice: ReflectedSlice, snapshot: Snapshot, restore: boolean, observe?: TraceObserver): SliceRewrite | SliceSkip {
   const view: ClusterView = snapshot.forCluster(slice.clusterId);
   const unmatched = view.states.length === 0 ? 'no-fcc' : 'no-pair';
   const resolver = slice.origin === undefined ? NO_HUB_RESOLVER : snapshot.resolverFor(slice.origin);
   return slice.family === 'IPv4'
-    ? rewriteFamily(slice, ipv4, view.index.ipv4, { unmatched, resolver: resolver.ipv4 }, observe)
-    : rewriteFamily(slice, ipv6, view.index.ipv6, { unmatched, resolver: resolver.ipv6 }, observe);
+    ? rewriteFamily(slice, ipv4, view.index.ipv4, { unmatched, resolver: resolver.ipv4, restore }, observe)
+    : rewriteFamily(slice, ipv6, view.index.ipv6, { unmatched, resolver: resolver.ipv6, restore }, observe);
 }
 
 /** f (docs/reference.md, "The rewrite") from any JSON: a skip (left alone) or the rewrite against the slice's cluster in `snapshot`. */
 export function rewriteEndpointSlice(
-  object: unknown, snapshot: Snapshot, options: SliceOptions = {}, observe?: TraceObserver,
+  object: unknown, snapshot: Snapshot, options: RewriteOptions = {}, observe?: TraceObserver,
 ): SliceRewrite | SliceSkip {
   const slice = readReflectedSlice(object, options);
-  return isSkip(slice) ? slice : rewriteSlice(slice, snapshot, observe);
+  return isSkip(slice) ? slice : rewriteSlice(slice, snapshot, options.liqoWrite !== true, observe);
 }
 
 export function isUnchanged(rewrite: SliceRewrite): boolean {

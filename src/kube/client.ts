@@ -40,6 +40,19 @@ export function httpStatus(error: unknown): number | undefined {
   return undefined;
 }
 
+/**
+ * A 429's Retry-After in milliseconds, else undefined. kube-apiserver sends one while it builds its cache of a
+ * resource (a first list after start, "storage is (re)initializing") and when priority and fairness sheds a request;
+ * client-go waits it out and asks again.
+ */
+export function retryAfterMs(error: unknown): number | undefined {
+  if (!(error instanceof ApiException) || error.code !== 429) return undefined;
+  const headers: Readonly<Record<string, string>> = error.headers ?? {};
+  const text = headers['retry-after'] ?? headers['Retry-After'];
+  const seconds = text === undefined || text.trim() === '' ? Number.NaN : Number(text);
+  return Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds, 10) * 1000 : undefined;
+}
+
 export function describeError(error: unknown): string {
   const status = httpStatus(error);
   if (error instanceof ApiException) {

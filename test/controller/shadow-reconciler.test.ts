@@ -192,3 +192,13 @@ test('where listing shadows is refused (403) the pass idles and says so once, wi
     assert.equal(said(/pass failed/), 0, 'not a failing pass');
   });
 });
+
+test('a list answered 429 with a Retry-After (the API server building its cache of shadows) is asked again, not a failed pass', async () => {
+  await withShadowPass({}, async ({ server, said, passes, addresses }) => {
+    server.failNext({ method: 'GET', pathIncludes: '/shadowendpointslices' }, 429);
+    await waitFor(() => passes() >= 1, { timeoutMs: 5000, description: 'the first pass' });
+    assert.equal(said(/pass failed/), 0);
+    assert.equal(addresses('web-abcde'), REPAIRED);
+    assert.equal(server.requests.filter((r) => r.path.endsWith('/shadowendpointslices') && r.status === 429).length, 1);
+  });
+});
