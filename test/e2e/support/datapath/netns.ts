@@ -2,7 +2,7 @@
 // nothing in the root namespace (veth pairs are created inside the namespaces, never moved out of the root one).
 // Everything a run made goes on `destroy()`, and on the process's exit even when a test throws or is interrupted; a
 // run first removes the leftovers of earlier runs whose process is gone (a crash, a SIGKILL).
-import { execFile, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -91,6 +91,10 @@ export function removeLeftovers(): string[] {
   }
   return removed;
 }
+
+/** Removes a run's namespaces (killing what still runs in them) and its folder: `sh -c REAP reap DIR NS...`. */
+const REAP = 'dir=$1; shift; for ns; do for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done; '
+  + 'ip netns delete "$ns" 2>/dev/null; done; rm -rf "$dir"';
 
 const labs = new Set<Lab>();
 let hookInstalled = false;
@@ -189,12 +193,26 @@ export class Lab {
     if (this.destroyed) return;
     for (const cleanup of this.cleanups.splice(0)) await cleanup().catch(() => undefined);
     await Promise.all(this.children.map((child) => stopChild(child)));
-    this.destroySync();
+    this.destroyed = true;
+    this.killChildren();
+    await run('sh', ['-c', REAP, 'reap', this.dir, ...[...this.namespaces].reverse()]);
+    labs.delete(this);
   }
 
+  /**
+   * For the exit hook: kills the processes, then hands the namespaces and the folder to a detached shell that removes
+   * them even if this process is killed right after (a test runner may follow a SIGTERM with a SIGKILL).
+   */
   destroySync(): void {
     if (this.destroyed) return;
     this.destroyed = true;
+    this.killChildren();
+    const reaper = spawn('sh', ['-c', REAP, 'reap', this.dir, ...[...this.namespaces].reverse()], { detached: true, stdio: 'ignore' });
+    reaper.unref();
+    labs.delete(this);
+  }
+
+  private killChildren(): void {
     for (const child of this.children) {
       if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
         try {
@@ -204,9 +222,6 @@ export class Lab {
         }
       }
     }
-    for (const name of [...this.namespaces].reverse()) removeNamespaceSync(name);
-    rmSync(this.dir, { recursive: true, force: true });
-    labs.delete(this);
   }
 
   /** The pids of the processes this run started (for the test's own check of its cleanup). */

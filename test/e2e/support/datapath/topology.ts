@@ -85,7 +85,6 @@ socket.bind(Number(process.argv[2]), () => process.stdout.write('listening\\n'))
 // requests may overlap (the echo carries the id back).
 const PROBE_CLIENT = `import dgram from 'node:dgram';
 import { createInterface } from 'node:readline';
-import type { Writable } from 'node:stream';
 const socket = dgram.createSocket('udp4');
 const pending = new Map();
 socket.on('message', (message, remote) => {
@@ -365,13 +364,22 @@ export class DataPath {
     this.lab.adopt(child);
     const { stdin, stdout } = child;
     if (stdin === null || stdout === null) throw new Error('the probe client has no pipes');
-    const answers = new Map<string, (answer: { ok: boolean; ms: number }) => void>();
-    let ready: () => void = () => {};
-    const isReady = new Promise<void>((resolve) => { ready = resolve; });
+    const answers = new Map<string, (answer: { ok: boolean; ms: number } | Error) => void>();
+    let ready: (outcome?: Error) => void = () => {};
+    const isReady = new Promise<void>((resolve, reject) => {
+      ready = (outcome) => (outcome === undefined ? resolve() : reject(outcome));
+    });
     createInterface({ input: stdout }).on('line', (line) => {
       const answer = JSON.parse(line) as { ready?: boolean; id?: string; ok: boolean; ms: number };
       if (answer.ready) ready();
       if (answer.id !== undefined) answers.get(answer.id)?.(answer);
+    });
+    // A client that dies fails its start and every probe waiting on it, instead of leaving them waiting forever.
+    child.once('exit', (code, signal) => {
+      const died = new Error(`the probe client in ${ns} exited (${code ?? signal})`);
+      this.clients.delete(ns);
+      ready(died);
+      for (const settle of answers.values()) settle(died);
     });
     await isReady;
     const entry = { stdin, answers };
@@ -383,11 +391,12 @@ export class DataPath {
   async probeOnce(from: { cluster: string; pod: string }, to: { host: string; port: number }, timeoutMs = 1000): Promise<{ ok: boolean; ms: number }> {
     const client = await this.client(from.cluster, from.pod);
     const id = `probe-${++this.probeSeq}`;
-    const answer = await new Promise<{ ok: boolean; ms: number }>((resolve) => {
+    const answer = await new Promise<{ ok: boolean; ms: number } | Error>((resolve) => {
       client.answers.set(id, resolve);
       client.stdin.write(`${JSON.stringify({ id, host: to.host, port: to.port, timeoutMs })}\n`);
     });
     client.answers.delete(id);
+    if (answer instanceof Error) throw answer;
     return answer;
   }
 
