@@ -17,6 +17,9 @@ import {
   startLiqoWriter, type LiqoWriter,
 } from '../liqo.ts';
 import { pathOf, shippedManifests } from '../objects.ts';
+import { buildControlPlane } from '../../controlplane/build.ts';
+import { buildKubeProxy, buildWireguard } from '../../datapath-tools/build.ts';
+import { buildLiqoWriter } from '../../liqo-writer/build.ts';
 import { startKubeProxy, type KubeProxy } from './kube-proxy.ts';
 import { DataPath, type LinkCounts } from './topology.ts';
 import {
@@ -93,6 +96,10 @@ export class Stack {
       for (const stop of stops.reverse()) await stop().catch(() => undefined);
     };
     try {
+      // The builds first (minutes on a cold Go cache, nothing once cached), before anything runs that could time out.
+      for (const built of [buildWireguard(), buildKubeProxy(), buildLiqoWriter(), buildControlPlane()]) {
+        if (built.built) log(`built ${built.dir} in ${built.seconds} s`);
+      }
       const began = Date.now();
       const [hub, leaf] = await Promise.all([startControlPlane(), startControlPlane()]);
       stops.push(() => hub.stop(), () => leaf.stop());
