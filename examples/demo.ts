@@ -1,6 +1,7 @@
 // A two-minute local demo of cluster mode, no real cluster needed:
 //
 //   npx tsx examples/demo.ts
+//   npx tsx examples/demo.ts datapath       (npm run demo -- datapath) the packets: demo-datapath.ts
 //
 // It starts two test API servers of test/support (the real list/watch/patch wire protocol): leaf cluster2, with
 // reflected slices, its Liqo Configurations and its Connection to cluster3; and hub cluster1, with the FCC and, as a
@@ -17,6 +18,12 @@ import { makeCerts } from '../test/support/certs.ts';
 import { LIQO_IPS, startKubeApiServer, type KubeObject } from '../test/support/kube-api-server.ts';
 import { httpsWebhookHook } from '../test/support/kube-webhook.ts';
 import { waitFor } from '../test/support/wait-for.ts';
+
+// `npm run demo -- datapath`: the packets instead (root; see demo-datapath.ts).
+if (process.argv[2] === 'datapath') {
+  await import('./demo-datapath.ts');
+  process.exit(process.exitCode ?? 0);
+}
 
 const certs = makeCerts();
 let webhookPort: number | undefined;
