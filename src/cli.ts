@@ -20,9 +20,9 @@ const VERSION_USAGE = `Usage: shortcut-webhook version [-o json]
 Print the version, the git commit it was built from (when known) and the Node.js version.`;
 const EXPLAIN_USAGE = `Usage: shortcut-webhook explain [-n NS] NAME | -l SELECTOR [flags]
 
-Explain stored EndpointSlices on a live cluster: read the slice(s) and the views serve reads (FCCs, the leaf's Liqo
-Connections and Configurations), wait for them to sync, and print per address what the webhook does and why, as
-rewrite --explain does. Read-only. Exit codes: 0 success, 1 unreachable cluster or no such slice, 2 usage error.`;
+Explain stored EndpointSlices (or with --shadows ShadowEndpointSlices) on a live cluster: read the slice(s) and the
+views serve reads (FCCs, the leaf's Liqo Connections and Configurations), wait for them to sync, and print per
+address what the webhook does and why, as rewrite --explain does. Read-only. Exit codes: 0 success, 1 unreachable cluster or no such slice, 2 usage error.`;
 export const TOP_USAGE = `Usage: shortcut-webhook <command> [flags]
 
 Commands:

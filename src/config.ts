@@ -72,6 +72,7 @@ export const VERSION_FLAGS = {
 export const EXPLAIN_FLAGS = {
   namespace: { type: 'string', short: 'n', value: 'NS', commandLineOnly: true, help: 'namespace of the slices (default: the kubeconfig context\'s, else default)' },
   selector: { type: 'string', short: 'l', value: 'SELECTOR', commandLineOnly: true, help: 'explain every slice matching this label selector instead of one NAME' },
+  shadows: { type: 'boolean', commandLineOnly: true, help: 'explain ShadowEndpointSlices (Liqo\'s own direct connections) instead of EndpointSlices' },
   kubeconfig: { type: 'string', value: 'FILE', help: 'kubeconfig of the leaf (default: KUBECONFIG, then in-cluster)' },
   'shortcuts-kubeconfig': { type: 'string', value: 'FILE', help: 'read ForeignClusterConnections on this cluster instead (e.g. the hub), as serve does' },
   'shortcuts-namespace': { type: 'string', value: 'NS', help: 'read ForeignClusterConnections in this namespace only (default: all)' },
@@ -448,6 +449,8 @@ export interface ExplainConfig {
   readonly namespace: string | undefined;
   /** One slice by name, or every slice a label selector matches. */
   readonly target: { readonly kind: 'name'; readonly name: string } | { readonly kind: 'selector'; readonly selector: string };
+  /** Which stored objects: reflected EndpointSlices, or the ShadowEndpointSlices the hub writes (`--shadows`). */
+  readonly resource: 'endpointslices' | 'shadowendpointslices';
   readonly kubeconfig: string | undefined;
   readonly shortcutsKubeconfig: string | undefined;
   readonly shortcutsNamespace: string | undefined;
@@ -465,6 +468,7 @@ export function parseExplainArgs(argv: readonly string[], env: NodeJS.ProcessEnv
   const config: ExplainConfig = {
     namespace: values.text('namespace'),
     target: name !== undefined ? { kind: 'name', name } : { kind: 'selector', selector: selector ?? '' },
+    resource: values.flag('shadows') ? 'shadowendpointslices' : 'endpointslices',
     kubeconfig: values.text('kubeconfig'),
     shortcutsKubeconfig: values.text('shortcuts-kubeconfig'),
     shortcutsNamespace: values.text('shortcuts-namespace'),

@@ -7,6 +7,7 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import { EXIT_INVALID_INPUT, EXIT_OK, type Io } from './cli.ts';
 import type { ExplainConfig } from './config.ts';
 import { asEndpointSlice, MANAGED_BY_LABEL } from './core/endpoint-slice.ts';
+import { asShadowEndpointSlice, SHADOW_GROUP, SHADOW_KIND, SHADOW_VERSION } from './core/shadow-endpoint-slice.ts';
 import { describeError, httpStatus, loadKubeAccess, readListPage, type KubeAccess } from './kube/client.ts';
 import { createLogger } from './log.ts';
 import { explain, explainJson } from './offline/explain.ts';
@@ -23,10 +24,17 @@ export interface ExplainOptions {
   readonly syncTimeoutMs?: number;
 }
 
+/** What `explain` reads, by resource: where it is served, what it is called, how a list item gets its kind back. */
+const RESOURCES = {
+  endpointslices: { group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice', document: 'endpointslice', typed: asEndpointSlice },
+  shadowendpointslices: { group: SHADOW_GROUP, version: SHADOW_VERSION, kind: SHADOW_KIND, document: 'shadowendpointslice', typed: asShadowEndpointSlice },
+} as const;
+
 /** The slices to explain, as stored: one by name, or every match of the selector, in name order. */
-async function readSlices(access: KubeAccess, namespace: string, target: ExplainConfig['target']): Promise<unknown[]> {
+async function readSlices(access: KubeAccess, namespace: string, target: ExplainConfig['target'], plural: ExplainConfig['resource']): Promise<unknown[]> {
   const api = access.config.makeApiClient(CustomObjectsApi);
-  const where = { group: 'discovery.k8s.io', version: 'v1', namespace, plural: 'endpointslices' };
+  const resource = RESOURCES[plural];
+  const where = { group: resource.group, version: resource.version, namespace, plural };
   if (target.kind === 'name') return [await api.getNamespacedCustomObject({ ...where, name: target.name })];
   const items: unknown[] = [];
   let token: string | undefined;
@@ -34,8 +42,8 @@ async function readSlices(access: KubeAccess, namespace: string, target: Explain
     const page = readListPage(await api.listNamespacedCustomObject({
       ...where, labelSelector: target.selector, limit: 500, ...(token === undefined ? {} : { _continue: token }),
     }));
-    // List items come without apiVersion and kind; the rewrite wants a whole EndpointSlice.
-    items.push(...page.items.map(asEndpointSlice));
+    // List items come without apiVersion and kind; the rewrite wants a whole object.
+    items.push(...page.items.map(resource.typed));
     token = page.continueToken;
   } while (token !== undefined);
   return items;
@@ -86,14 +94,15 @@ export async function runExplain(config: ExplainConfig, io: Io, env: NodeJS.Proc
   const namespace = config.namespace ?? context?.namespace ?? 'default';
 
   let slices: unknown[];
+  const { kind, document } = RESOURCES[config.resource];
   try {
-    slices = await readSlices(local, namespace, config.target);
+    slices = await readSlices(local, namespace, config.target, config.resource);
   } catch (error) {
-    if (httpStatus(error) === 404 && config.target.kind === 'name') return fail(`no EndpointSlice ${namespace}/${config.target.name}`);
-    return fail(`cannot read EndpointSlices in ${namespace}: ${describeError(error)}`);
+    if (httpStatus(error) === 404 && config.target.kind === 'name') return fail(`no ${kind} ${namespace}/${config.target.name}`);
+    return fail(`cannot read ${kind}s in ${namespace}: ${describeError(error)}`);
   }
   if (slices.length === 0) {
-    return fail(`no EndpointSlice in ${namespace} matches ${config.target.kind === 'selector' ? config.target.selector : ''} (reflected ones carry ${MANAGED_BY_LABEL}=endpointslice.reflection.liqo.io)`);
+    return fail(`no ${kind} in ${namespace} matches ${config.target.kind === 'selector' ? config.target.selector : ''} (reflected ones carry ${MANAGED_BY_LABEL}=endpointslice.reflection.liqo.io)`);
   }
 
   // serve's own view: the same source and store, so whatever serve reads (FCCs, Connections, Configurations, and
@@ -122,7 +131,7 @@ export async function runExplain(config: ExplainConfig, io: Io, env: NodeJS.Proc
     await source.stop();
   }
   const snapshot = store.current();
-  const documents = slices.map((value) => ({ name: 'endpointslice', value }));
+  const documents = slices.map((value) => ({ name: document, value }));
   const rewritten = rewriteDocuments(documents, snapshot, { clusterId: config.clusterId });
   if (!rewritten.ok) return fail(rewritten.message);
   io.stdout.write(config.output === 'json'
