@@ -165,6 +165,15 @@ if (wanted('stock')) {
   );
 }
 
+if (wanted('shadow')) {
+  // Liqo's own direct connections (bench/shadow.ts): its rows, targets and results come back whole.
+  progress('section shadow (3 + 3 fresh processes)');
+  const shadow = await (await import('./shadow-section.ts')).shadowSection(runSection);
+  results['shadow'] = shadow.results;
+  rows.push(...shadow.rows);
+  targets.push(...shadow.targets);
+}
+
 if (wanted('admission')) {
   progress('section admission');
   const admission = await runSection<AdmissionResult>('admission.ts');
