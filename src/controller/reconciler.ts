@@ -121,6 +121,9 @@ export class SliceReconciler {
   /** While the API server asked us to wait (a 429's Retry-After), no request of the pass starts: the wait, and its end. */
   private hold: Promise<void> | undefined;
   private holdUntil = 0;
+  /** Resolves on stop(): a wait for a Retry-After (up to a minute) must not hold the shutdown. */
+  private readonly stopping: Promise<void>;
+  private stopNow: () => void = () => {};
   private readonly sleep: Sleep;
 
   constructor(private readonly options: ReconcilerOptions) {
@@ -128,6 +131,7 @@ export class SliceReconciler {
     this.resources = options.resources ?? [ENDPOINT_SLICES];
     this.bucket = new TokenBucket(options.maxWritesPerSecond ?? DEFAULT_MAX_PATCHES_PER_SECOND);
     this.sleep = options.sleep ?? realSleep;
+    this.stopping = new Promise((resolve) => { this.stopNow = resolve; });
     this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
   }
 
@@ -150,6 +154,7 @@ export class SliceReconciler {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopNow();
     this.unsubscribe?.();
     if (this.timer !== undefined) clearTimeout(this.timer);
     if (this.resync !== undefined) clearInterval(this.resync);
@@ -301,6 +306,7 @@ export class SliceReconciler {
     for (let throttled = 0; ; throttled++) {
       // A later 429 may replace the hold while this one waits: wait until none is left.
       while (this.hold !== undefined) await this.hold;
+      if (this.stopped) throw new Error('the controller is stopping');
       await this.bucket.take();
       try {
         return await request();
@@ -311,7 +317,7 @@ export class SliceReconciler {
         if (now + delay > this.holdUntil) {
           this.holdUntil = now + delay;
           this.options.logger.warn({ delayMs: delay }, 'the API server asked the controller to wait (429), pausing its requests');
-          const hold: Promise<void> = this.sleep(delay).then(() => { if (this.hold === hold) this.hold = undefined; });
+          const hold: Promise<void> = Promise.race([this.sleep(delay), this.stopping]).then(() => { if (this.hold === hold) this.hold = undefined; });
           this.hold = hold;
         }
       }

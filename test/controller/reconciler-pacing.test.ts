@@ -34,6 +34,7 @@ function manualSleep(): Sleeps & { sleep: (ms: number) => Promise<void> } {
 
 async function withSlices(count: number, options: { maxConcurrentWrites?: number }, run: (context: {
   server: KubeApiServer; store: SnapshotStore; sleeps: Sleeps; passes: () => readonly PassRecord[]; stored: (name: string) => string;
+  reconciler: SliceReconciler;
 }) => Promise<void>): Promise<void> {
   const store = new SnapshotStore();
   const server = await startKubeApiServer({ mutate: webhookHook(store) });
@@ -52,7 +53,7 @@ async function withSlices(count: number, options: { maxConcurrentWrites?: number
   try {
     reconciler.start();
     await waitFor(() => passes().length >= 1, { description: 'the first pass' });
-    await run({ server, store, sleeps, passes, stored });
+    await run({ server, store, sleeps, passes, stored, reconciler });
   } finally {
     await reconciler.stop();
     await server.close();
@@ -105,5 +106,17 @@ test('a request refused 429 ten times in a row fails the pass, which is retried 
     await waitFor(() => passes().length >= 2, { description: 'the pass that gave up' });
     assert.equal(passes()[1]?.error, 1);
     await waitFor(() => stored('web-0') === '["10.61.0.1"]', { description: 'written by the retried pass' });
+  });
+});
+
+test('a stop while the pass waits out a Retry-After ends at once, not after the wait', { timeout: 10_000 }, async () => {
+  await withSlices(1, {}, async ({ server, store, sleeps, reconciler }) => {
+    server.failNext({ method: 'PATCH' }, 429, { retryAfterSeconds: 60 });
+    store.publishFccs([fcc()]);
+    await waitFor(() => sleeps.pending() === 1, { description: 'the pass waits after the 429' });
+    const before = server.requests.length;
+    // The manual sleep never ends by itself: only the stop can end the wait.
+    await reconciler.stop();
+    assert.equal(server.requests.slice(before).filter((r) => r.method === 'PATCH').length, 0, 'nothing sent after the stop');
   });
 });
