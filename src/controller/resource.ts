@@ -4,6 +4,7 @@
 // retries conflicts and bounds the rate the same way for every kind: EndpointSlices (endpoint-slices.ts) are one
 // descriptor, and a second kind is one more.
 import type { PatchOperation } from '../admission/patch.ts';
+import { objectAt, stringField, type JsonObject } from '../core/json.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics, ReconcileResult } from '../metrics.ts';
@@ -21,6 +22,22 @@ export type StoredPlan<W extends StoredWrite> =
   | { readonly kind: 'write'; readonly write: W }
   | { readonly kind: 'in-step' }
   | { readonly kind: 'not-ours' };
+
+/**
+ * The write of `changed` (the object as the rule leaves it, which still carries the stored metadata), guarded by a
+ * `test` of the resourceVersion read; `not-ours` when the stored object lacks a namespace, name or resourceVersion.
+ */
+export function guardedWrite<E extends object>(changed: JsonObject, patch: readonly PatchOperation[], extra: E): StoredPlan<StoredWrite & E> {
+  const metadata = objectAt(changed, 'metadata');
+  const namespace = metadata && stringField(metadata, 'namespace');
+  const name = metadata && stringField(metadata, 'name');
+  const resourceVersion = metadata && stringField(metadata, 'resourceVersion');
+  if (!namespace || !name || !resourceVersion) return { kind: 'not-ours' };
+  return {
+    kind: 'write',
+    write: { ...extra, namespace, name, resourceVersion, patch: [{ op: 'test', path: '/metadata/resourceVersion', value: resourceVersion }, ...patch] },
+  };
+}
 
 export interface PlanContext {
   readonly snapshot: Snapshot;

@@ -2,10 +2,9 @@
 // (docs/reference.md, "Liqo's own direct connections"), as a guarded JSON Patch. Pure.
 import { shadowPatchFor } from '../admission/shadow-patch.ts';
 import { repairShadowEndpointSlice, type ShadowRepair } from '../core/direct-connections.ts';
-import { objectAt, stringField } from '../core/json.ts';
 import { asShadowEndpointSlice } from '../core/shadow-endpoint-slice.ts';
 import type { Snapshot } from '../core/snapshot.ts';
-import type { StoredPlan, StoredWrite } from './resource.ts';
+import { guardedWrite, type StoredPlan, type StoredWrite } from './resource.ts';
 
 export type ShadowChange = Extract<ShadowRepair, { kind: 'changed' }>;
 
@@ -23,16 +22,5 @@ export function planShadow(item: unknown, snapshot: Snapshot, options: { readonl
   const repair = repairShadowEndpointSlice(asShadowEndpointSlice(item), snapshot, options);
   if (repair.kind === 'skip') return { kind: 'not-ours' };
   if (repair.kind === 'unchanged') return { kind: 'in-step' };
-  const metadata = objectAt(repair.shadow.object, 'metadata');
-  const namespace = metadata && stringField(metadata, 'namespace');
-  const name = metadata && stringField(metadata, 'name');
-  const resourceVersion = metadata && stringField(metadata, 'resourceVersion');
-  if (!namespace || !name || !resourceVersion) return { kind: 'not-ours' };
-  return {
-    kind: 'write',
-    write: {
-      namespace, name, resourceVersion, repair,
-      patch: [{ op: 'test', path: '/metadata/resourceVersion', value: resourceVersion }, ...shadowPatchFor(repair)],
-    },
-  };
+  return guardedWrite(repair.shadow.object, shadowPatchFor(repair), { repair });
 }

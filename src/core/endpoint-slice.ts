@@ -84,6 +84,27 @@ export interface SliceOptions {
   readonly addressesAsSent?: boolean | undefined;
 }
 
+/**
+ * What makes an object one of Liqo's reflected ones, EndpointSlice or ShadowEndpointSlice alike: its metadata, the
+ * reflection's managed-by label, and not Liqo's indirect companion (PR #3323); then a reader of its labels.
+ */
+export function readReflection(object: JsonObject):
+  | { readonly metadata: JsonObject; readonly label: (key: string) => string | undefined }
+  | { readonly skip: 'malformed' | 'not-reflected' | 'indirect-slice'; readonly detail: string } {
+  const metadata = objectField(object, 'metadata');
+  if (metadata === undefined) return { skip: 'malformed', detail: 'metadata is missing or not an object' };
+  const labelField = field(metadata, 'labels');
+  if (labelField !== undefined && labelField !== null && !isObject(labelField)) return { skip: 'malformed', detail: 'metadata.labels is not an object' };
+  // Absent and null read as no labels at all.
+  const label = (key: string): string | undefined => (isObject(labelField) ? stringField(labelField, key) : undefined);
+  const manager = label(MANAGED_BY_LABEL);
+  if (manager !== REFLECTION_MANAGER) return { skip: 'not-reflected', detail: `${MANAGED_BY_LABEL} is ${manager ?? 'unset'}` };
+  if (label(INDIRECT_SLICE_LABEL) === 'true') {
+    return { skip: 'indirect-slice', detail: `${INDIRECT_SLICE_LABEL} is "true": Liqo's failover path through the hub` };
+  }
+  return { metadata, label };
+}
+
 export function readReflectedSlice(object: unknown, options: SliceOptions = {}): ReflectedSlice | SliceSkip {
   if (!isObject(object)) return skip('not-endpointslice', 'the object is not a JSON object');
   const apiVersion = stringField(object, 'apiVersion');
@@ -91,17 +112,9 @@ export function readReflectedSlice(object: unknown, options: SliceOptions = {}):
   if (apiVersion !== ENDPOINT_SLICE_API_VERSION || kind !== ENDPOINT_SLICE_KIND) {
     return skip('not-endpointslice', `${apiVersion ?? '?'} ${kind ?? '?'} is not ${ENDPOINT_SLICE_API_VERSION} ${ENDPOINT_SLICE_KIND}`);
   }
-  const metadata = objectField(object, 'metadata');
-  if (metadata === undefined) return skip('malformed', 'metadata is missing or not an object');
-  const labelField = field(metadata, 'labels');
-  if (labelField !== undefined && labelField !== null && !isObject(labelField)) return skip('malformed', 'metadata.labels is not an object');
-  // Absent and null read as no labels at all.
-  const label = (key: string): string | undefined => (isObject(labelField) ? stringField(labelField, key) : undefined);
-  const manager = label(MANAGED_BY_LABEL);
-  if (manager !== REFLECTION_MANAGER) return skip('not-reflected', `${MANAGED_BY_LABEL} is ${manager ?? 'unset'}`);
-  if (label(INDIRECT_SLICE_LABEL) === 'true') {
-    return skip('indirect-slice', `${INDIRECT_SLICE_LABEL} is "true": Liqo's failover path through the hub`);
-  }
+  const reflected = readReflection(object);
+  if ('skip' in reflected) return reflected;
+  const { metadata, label } = reflected;
   const addressType = stringField(object, 'addressType');
   if (addressType !== 'IPv4' && addressType !== 'IPv6') {
     return skip('unsupported-address-type', `addressType ${addressType ?? 'unset'} is not IPv4 or IPv6`);

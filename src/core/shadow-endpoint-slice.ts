@@ -3,11 +3,9 @@
 // liqotech/liqo v1.2.0 (e9f4428d): apis/offloading/v1beta1/shadowendpointslice_types.go (the slice lives in
 // `spec.template`), pkg/virtualKubelet/forge/{endpointslices,meta}.go (labels) and pkg/utils/directconnection (the
 // annotation: `{"clusterAddresses":{"<cluster>":["<hub-view address>",...]}}`, read with Go's encoding/json).
-import {
-  DESTINATION_LABEL, INDIRECT_SLICE_LABEL, MANAGED_BY_LABEL, ORIGIN_LABEL, REFLECTION_MANAGER,
-} from './endpoint-slice.ts';
+import { DESTINATION_LABEL, ORIGIN_LABEL, readReflection } from './endpoint-slice.ts';
 import type { Family } from './ip.ts';
-import { field, isArray, isObject, objectField, stringField, type Json, type JsonObject } from './json.ts';
+import { field, isArray, isObject, stringField, type Json, type JsonObject } from './json.ts';
 
 export const SHADOW_GROUP = 'offloading.liqo.io';
 export const SHADOW_VERSION = 'v1beta1';
@@ -79,16 +77,9 @@ export function readReflectedShadow(object: unknown, options: ShadowOptions = {}
   if (apiVersion !== SHADOW_API_VERSION || kind !== SHADOW_KIND) {
     return skip('not-shadowendpointslice', `${apiVersion ?? '?'} ${kind ?? '?'} is not ${SHADOW_API_VERSION} ${SHADOW_KIND}`);
   }
-  const metadata = objectField(object, 'metadata');
-  if (metadata === undefined) return skip('malformed', 'metadata is missing or not an object');
-  const labelField = field(metadata, 'labels');
-  if (labelField !== undefined && labelField !== null && !isObject(labelField)) return skip('malformed', 'metadata.labels is not an object');
-  const label = (key: string): string | undefined => (isObject(labelField) ? stringField(labelField, key) : undefined);
-  const manager = label(MANAGED_BY_LABEL);
-  if (manager !== REFLECTION_MANAGER) return skip('not-reflected', `${MANAGED_BY_LABEL} is ${manager ?? 'unset'}`);
-  if (label(INDIRECT_SLICE_LABEL) === 'true') {
-    return skip('indirect-slice', `${INDIRECT_SLICE_LABEL} is "true": Liqo's failover path through the hub`);
-  }
+  const reflected = readReflection(object);
+  if ('skip' in reflected) return skip(reflected.skip, reflected.detail);
+  const { metadata, label } = reflected;
   const hub = label(ORIGIN_LABEL);
   if (!hub) return skip('unknown-hub', `no ${ORIGIN_LABEL} label: Liqo's controller does not map such a shadow either`);
   const specField = field(object, 'spec');
