@@ -17,7 +17,7 @@ import type { HubIp } from './hub-ipam.ts';
 import {
   directNetworkTo, IPV4_ACCESS, IPV6_ACCESS, namesPod, type FamilyAccess, type PodRef, type Span,
 } from './hub-resolution.ts';
-import { field, isArray, isObject, stringField, type Json, type JsonObject } from './json.ts';
+import { field, isArray, isObject, parseJsonObject, stringField, type Json, type JsonObject } from './json.ts';
 import type { LiqoConfiguration } from './leaf-views.ts';
 import { ANNOTATIONS_LIMIT_BYTES, podOf, utf8Length } from './rewrite.ts';
 import {
@@ -306,14 +306,8 @@ function decideDirect<V extends number | bigint>(view: FamilyView<V>, direct: Di
 /** `{"<out>":"<in>"}` entries that are safe to undo: strings, the `in` side one of the listed addresses. */
 function readOriginals(text: Json | undefined, listed: ReadonlyMap<string, number>): ReadonlyMap<string, string> {
   const originals = new Map<string, string>();
-  if (typeof text !== 'string' || text === '') return originals;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return originals;
-  }
-  if (!isObject(parsed)) return originals;
+  const parsed = parseJsonObject(text);
+  if (parsed === undefined) return originals;
   for (const key of Object.keys(parsed)) {
     const value = parsed[key];
     if (typeof value === 'string' && listed.has(value)) originals.set(key, value);

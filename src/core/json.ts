@@ -34,3 +34,15 @@ export function objectAt(object: JsonObject, ...path: readonly string[]): JsonOb
   }
   return current;
 }
+
+/** An annotation's JSON object, or undefined for anything else (absent, not JSON, another shape): never a throw. */
+export function parseJsonObject(text: Json | undefined): JsonObject | undefined {
+  if (typeof text !== 'string' || text === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return isObject(parsed) ? parsed : undefined;
+}

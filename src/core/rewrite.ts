@@ -4,7 +4,7 @@ import {
   type ReflectedSlice, type SliceOptions, type SliceSkip,
 } from './endpoint-slice.ts';
 import { ipv4, ipv6, type AddressCodec } from './ip.ts';
-import { field, isArray, isObject, type Json, type JsonObject } from './json.ts';
+import { field, isArray, isObject, parseJsonObject, type Json, type JsonObject } from './json.ts';
 import { NO_HUB_RESOLVER, STOCK_REASONS, type FamilyResolver, type PodRef, type StockReason } from './hub-resolution.ts';
 import type { FamilyIndex } from './pair-index.ts';
 import type { ShortcutPair } from './pairs.ts';
@@ -76,14 +76,8 @@ function readOriginals<V extends number | bigint>(
   codec: AddressCodec<V>, text: Json | undefined,
 ): ReadonlyMap<string, { readonly text: string; readonly value: V }> {
   const originals = new Map<string, { readonly text: string; readonly value: V }>();
-  if (typeof text !== 'string' || text === '') return originals;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    return originals;
-  }
-  if (!isObject(parsed)) return originals;
+  const parsed = parseJsonObject(text);
+  if (parsed === undefined) return originals;
   for (const key of Object.keys(parsed)) {
     const value = parsed[key];
     if (typeof value !== 'string') continue;
