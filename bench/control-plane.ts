@@ -59,6 +59,8 @@ export interface Bench {
   startProduct(options: { readonly keep: readonly string[]; readonly controller: boolean }): Promise<Product>;
   /** A MutatingWebhookConfiguration as shipped, calling `url`, for the reflected slices labelled `bench.liqo.io/path=<path>`. */
   register(name: string, url: string, path?: string): Promise<void>;
+  /** Deletes a configuration `register` made; resolves once the API server no longer calls it. */
+  unregister(name: string): Promise<void>;
   setConnected(connected: boolean): Promise<void>;
   close(): Promise<void>;
 }
@@ -74,8 +76,13 @@ export async function startBench(): Promise<Bench> {
     for (const child of children) {
       if (child.exitCode !== null || child.signalCode !== null) continue;
       const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGKILL');
+      // With BENCH_NODE_FLAGS (e.g. --cpu-prof, which writes its profile at exit) the product stops as in a pod, on
+      // SIGTERM; SIGKILL after 30 s, or at once otherwise.
+      const graceful = (process.env.BENCH_NODE_FLAGS ?? '').trim() !== '';
+      child.kill(graceful ? 'SIGTERM' : 'SIGKILL');
+      const killer = graceful ? setTimeout(() => child.kill('SIGKILL'), 30_000) : undefined;
       await exited;
+      clearTimeout(killer);
     }
     await canary?.close();
     await cp.stop();
@@ -160,12 +167,17 @@ export async function startBench(): Promise<Bench> {
     await canary?.configurationsSeen();
   };
 
+  const unregister: Bench['unregister'] = async (name) => {
+    await admin.ok('DELETE', `${WEBHOOKS}/${name}`);
+    await canary?.configurationsSeen();
+  };
+
   const setConnected = async (connected: boolean) => {
     const status = connected ? fccObject().status : { isConnected: false, phase: 'Failed' };
     await admin.ok('PATCH', `${FCC_PATH}/cluster2-cluster3/status`, { status }, { contentType: 'application/merge-patch+json' });
   };
 
-  return { cp, admin, certs, startProduct, register, setConnected, close };
+  return { cp, admin, certs, startProduct, register, unregister, setConnected, close };
 }
 
 /** A keep-alive HTTPS client for the bench's own writes: no retries, no library between it and the API server. */

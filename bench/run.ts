@@ -5,7 +5,7 @@
 // start against a bare `node -e 0`), offline.ts (`rewrite` of a 50 MB input), and on the e2e suite's real
 // kube-apiserver (`npm run build:controlplane` builds it once): writepath.ts (the latency a webhook adds to a write)
 // and scale.ts (memory and convergence with 20,000 stored slices; BENCH_SCALE_SLICES=N for fewer: creating 20,000
-// slices takes minutes on 2 cores). See docs/performance.md for what each number means.
+// slices takes minutes on 2 cores), failover.ts (a Connection down and up, to the last of 2,000 and 20,000 slices). See docs/performance.md for what each number means.
 //   npm run bench                      every section
 //   npm run bench -- startup admission only these (the table and results.json hold only them)
 // BENCH_TINY=1 runs each section at a tiny size (the test suite does, to see that each runs; its figures mean
@@ -45,6 +45,7 @@ interface WritepathResult {
   readonly endpoints: number; readonly blocks: number; readonly block: number;
   readonly product: WritepathStats; readonly minimal: WritepathStats; readonly none: WritepathStats;
   readonly p50Ratio: number; readonly p99Ratio: number; readonly p50AddedRatio: number; readonly p99AddedRatio: number;
+  readonly productCpuMsPerApply: number; readonly minimalCpuMsPerApply: number;
 }
 interface PassResult { readonly seconds: number; readonly perSecond: number; readonly cpuMsPerSlice: number; readonly pass: Record<string, unknown> }
 interface ScaleResult {
@@ -52,7 +53,12 @@ interface ScaleResult {
   readonly createPerSecond: number; readonly rssAfterWritesMB: number; readonly rssAfterDownMB: number;
   readonly rssAfterUpMB: number; readonly peakRssMB: number; readonly down: PassResult; readonly up: PassResult;
   readonly floorSeconds: number; readonly floorPerSecond: number; readonly floorCpuMsPerSlice: number;
+  readonly floor: readonly { readonly inFlight: number; readonly perSecond: number; readonly cpuMsPerSlice: number }[];
+  readonly floorInFlight: number;
+  readonly noWebhookPerSecond: number;
 }
+interface FailoverRun { readonly slices: number; readonly downSeconds: number; readonly downPerSecond: number; readonly upSeconds: number; readonly upPerSecond: number }
+interface FailoverResult { readonly endpoints: number; readonly runs: readonly FailoverRun[]; readonly versionsChecked: number; readonly violations: number }
 interface OfflineRun { readonly seconds: number; readonly rssMB: number }
 interface OfflineResult {
   readonly inputMB: number; readonly jsonMB: number; readonly jsonSlices: number; readonly slices: number; readonly yaml: OfflineRun; readonly json: OfflineRun;
@@ -159,6 +165,15 @@ if (wanted('stock')) {
   );
 }
 
+if (wanted('shadow')) {
+  // Liqo's own direct connections (bench/shadow.ts): its rows, targets and results come back whole.
+  progress('section shadow (3 + 3 fresh processes)');
+  const shadow = await (await import('./shadow-section.ts')).shadowSection(runSection);
+  results['shadow'] = shadow.results;
+  rows.push(...shadow.rows);
+  targets.push(...shadow.targets);
+}
+
 if (wanted('admission')) {
   progress('section admission');
   const admission = await runSection<AdmissionResult>('admission.ts');
@@ -247,6 +262,7 @@ if (wanted('writepath')) {
     ['writepath', '  (c) no webhook', line(w.none)],
     ['writepath', 'product / minimal', `p50 ${n(w.p50Ratio, 3)}, p99 ${n(w.p99Ratio, 3)}`],
     ['writepath', '(product - none) / (minimal - none)', `p50 ${n(w.p50AddedRatio, 2)}, p99 ${n(w.p99AddedRatio, 2)}`],
+    ['writepath', 'CPU of the webhook process per apply: product / minimal', `${n(w.productCpuMsPerApply, 2)} ms / ${n(w.minimalCpuMsPerApply, 2)} ms`],
   );
   targets.push(
     [w.p50Ratio <= 1.05, `write path p50 product/minimal ${n(w.p50Ratio, 3)} <= 1.05`],
@@ -265,13 +281,27 @@ if (wanted('scale')) {
     ['scale', 'RSS after a full pass, FCC down (every slice restored)', `${n(s.rssAfterDownMB)} MB`],
     ['scale', 'RSS after a second full pass, FCC up (every slice rewritten)', `${n(s.rssAfterUpMB)} MB  (peak ${n(s.peakRssMB)} MB)`],
     ['scale', 'controller pass, FCC down / FCC up', `${pass(s.down)} / ${pass(s.up)}`],
-    ['scale', 'floor: a plain client JSON-patching every slice, webhook registered', `${n(s.floorSeconds, 1)} s, ${n(s.floorPerSecond)} slices/s`],
+    ...s.floor.map((level): [string, string, string] => ['scale', `  a plain client JSON-patching the slices, webhook registered, ${level.inFlight} in flight`, `${n(level.perSecond)} patches/s`]),
+    ['scale', `floor: the best of these (${s.floorInFlight} in flight)`, `${n(s.floorPerSecond)} slices/s (${n(s.floorSeconds, 1)} s for all)`],
+    ['scale', `  the same at ${s.floorInFlight} in flight with no webhook registered (what skipping admission could give)`, `${n(s.noWebhookPerSecond)} patches/s (${n(s.noWebhookPerSecond / s.floorPerSecond, 2)}x)`],
     ['scale', `  the product's CPU per slice: pass down ${n(s.down.cpuMsPerSlice, 2)} ms, pass up ${n(s.up.cpuMsPerSlice, 2)} ms, floor (webhook only) ${n(s.floorCpuMsPerSlice, 2)} ms`, ''],
   );
   const ratio = Math.min(s.down.perSecond, s.up.perSecond) / s.floorPerSecond;
   targets.push(
     [s.rssAfterUpMB <= 200, `RSS with ${n(s.slices)} slices after two full passes ${n(s.rssAfterUpMB)} MB <= 200`],
     [ratio >= 0.8, `controller pass ${n(ratio, 2)} x the plain client's patch rate >= 0.8 (slower pass)`],
+  );
+}
+
+if (wanted('failover')) {
+  progress('section failover (the real kube-apiserver; minutes)');
+  const f = await runSection<FailoverResult>('failover.ts');
+  results['failover'] = f;
+  rows.push(
+    ['failover', `a Connection's status.value Error, then Connected: slices of ${f.endpoints} endpoints back on the hub path, then on the shortcut`, ''],
+    ...f.runs.map((r): [string, string, string] => ['failover', `  ${n(r.slices)} slices: Error to the last on the hub path / Connected to the last on the shortcut`,
+      `${n(r.downSeconds, 2)} s (${n(r.downPerSecond)}/s) / ${n(r.upSeconds, 2)} s (${n(r.upPerSecond)}/s)`]),
+    ['failover', `  every stored version in between checked by a watch (${n(f.versionsChecked)}): none half-written, no flag without its originals`, `${f.violations} violations`],
   );
 }
 

@@ -15,7 +15,7 @@ import { build } from 'esbuild';
 import { sliceObject } from '../test/support/builders.ts';
 import { freePort } from '../test/support/free-port.ts';
 import { waitFor } from '../test/support/wait-for.ts';
-import { rawClient, startBench } from './control-plane.ts';
+import { cpuSeconds, rawClient, startBench } from './control-plane.ts';
 import { percentile, progress, round, sized } from './stats.ts';
 
 const BLOCKS = Number(process.env.BENCH_WRITEPATH_BLOCKS ?? sized(20, 1));
@@ -77,10 +77,18 @@ try {
   progress(`writepath: warm-up, ${WARMUP} applies per path`);
   for (let i = 0; i < WARMUP; i++) for (const mode of MODES) await apply(mode);
   const samples: Record<Mode, number[]> = { product: [], minimal: [], none: [] };
+  // CPU (user + system) each webhook process spends on its blocks: what a review costs it, whatever the machine's
+  // load does to the latencies (the other core is shared with the API server, etcd and this load generator).
+  const cpu = { product: 0, minimal: 0 };
+  const pidOf = { product: product.child.pid, minimal: minimal.pid };
   progress(`writepath: ${BLOCKS} blocks of ${BLOCK} applies per path, interleaved`);
   for (let block = 0; block < BLOCKS; block++) {
     const order = MODES.map((_, k) => MODES[(block + k) % MODES.length] as Mode);
-    for (const mode of order) for (let i = 0; i < BLOCK; i++) samples[mode].push((await apply(mode)).ms);
+    for (const mode of order) {
+      const before = mode === 'none' ? 0 : cpuSeconds(pidOf[mode]);
+      for (let i = 0; i < BLOCK; i++) samples[mode].push((await apply(mode)).ms);
+      if (mode !== 'none') cpu[mode] += cpuSeconds(pidOf[mode]) - before;
+    }
   }
   client.close();
   const stats = (mode: Mode) => ({ p50Ms: round(percentile(samples[mode], 50), 3), p99Ms: round(percentile(samples[mode], 99), 3), samples: samples[mode].length });
@@ -90,6 +98,7 @@ try {
     product: p, minimal: m, none: z,
     p50Ratio: round(p.p50Ms / m.p50Ms, 3), p99Ratio: round(p.p99Ms / m.p99Ms, 3),
     p50AddedRatio: round((p.p50Ms - z.p50Ms) / (m.p50Ms - z.p50Ms), 3), p99AddedRatio: round((p.p99Ms - z.p99Ms) / (m.p99Ms - z.p99Ms), 3),
+    productCpuMsPerApply: round(cpu.product * 1000 / p.samples, 3), minimalCpuMsPerApply: round(cpu.minimal * 1000 / m.samples, 3),
   }));
 } finally {
   // The minimal webhook's pipe would keep this process alive after its answer is printed.

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm start`: the README's development server, in this process. It makes the development pair in certs/out when
-// it is missing (certs/make-certs.sh; git-ignored), then runs `serve` on the examples (the FCC path and examples/stock-liqo) as leaf cluster2, with any
+// it is missing (certs/make-certs.sh; git-ignored), then runs `serve` on the examples (the FCC path, examples/stock-liqo and examples/direct-connections) as leaf cluster2, with any
 // arguments after `npm start --` appended (a later flag wins: `npm start -- --port 9444`; with your own
 // --tls-cert/--tls-key nothing is made).
 //
@@ -26,5 +26,6 @@ if (!ownTls && !(existsSync(`${certs}tls.crt`) && existsSync(`${certs}tls.key`))
 process.argv = [process.argv[0] ?? 'node', path('shortcut-webhook.js'), 'serve',
   '--tls-cert', `${certs}tls.crt`, '--tls-key', `${certs}tls.key`,
   '--shortcuts', path('../examples/shortcuts.yaml'), '--shortcuts', path('../examples/stock-liqo/leaf.yaml'),
-  '--hub', path('../examples/stock-liqo/hub.yaml'), '--cluster-id', 'cluster2', ...extra];
+  '--hub', path('../examples/stock-liqo/hub.yaml'), '--hub', path('../examples/direct-connections/hub.yaml'),
+  '--cluster-id', 'cluster2', ...extra];
 await import('./shortcut-webhook.js');

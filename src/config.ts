@@ -1,6 +1,7 @@
 // Flags + environment → one frozen config per command. Every default lives here, and every bad value gets one
 // readable error (a UsageError: exit code 2). Flags win over SHORTCUT_WEBHOOK_* variables.
 import { parseArgs } from 'node:util';
+import { DEFAULT_MAX_CONCURRENT_PATCHES, DEFAULT_MAX_PATCHES_PER_SECOND } from './controller/pace.ts';
 import { parseDuration } from './util/duration.ts';
 import { errorMessage } from './util/errors.ts';
 
@@ -45,6 +46,8 @@ export const SERVE_FLAGS = {
   'shortcuts-namespace': { type: 'string', value: 'NS', help: 'watch ForeignClusterConnections in this namespace only (default: all)' },
   'no-controller': { type: 'boolean', help: 'do not reconcile stored slices when the shortcuts change' },
   'resync-interval': { type: 'string', value: 'DUR', help: 'periodic reconcile of stored slices, e.g. 30s, 10m, 1h; 0 turns it off (default 10m)' },
+  'max-concurrent-patches': { type: 'string', value: 'N', help: `patches of stored slices the controller has in flight at once, 1 to 64 (default ${DEFAULT_MAX_CONCURRENT_PATCHES})` },
+  'max-patches-per-second': { type: 'string', value: 'N', help: `the controller's cap on its requests to the API server per second, 1 to 10000 (default ${DEFAULT_MAX_PATCHES_PER_SECOND})` },
   'stale-view-after': { type: 'string', value: 'DUR', help: 'not ready once every read of a view source (the FCCs, the leaf\'s or the hub\'s Liqo objects, or the --shortcuts files) has failed for this long, so reviews go to replicas with a live view; 0 turns it off (default 60s)' },
   'log-level': { type: 'string', value: 'L', help: `one of ${LOG_LEVELS.join(', ')} (default info)` },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
@@ -126,6 +129,14 @@ class FlagValues {
 
   flag(flag: string): boolean {
     return this.sources.values.get(flag) === true;
+  }
+
+  /** A whole number within [min, max]. */
+  count(flag: string, fallback: number, min: number, max: number): number {
+    const raw = this.text(flag);
+    if (raw === undefined) return fallback;
+    if (!/^\d{1,6}$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new UsageError(`${this.name(flag)} ${raw}: expected a whole number from ${min} to ${max}`);
+    return Number(raw);
   }
 
   port(flag: string, fallback: number): number {
@@ -279,6 +290,8 @@ export interface ServeConfig {
   readonly shortcutsNamespace: string | undefined;
   readonly controller: boolean;
   readonly resyncIntervalMs: number;
+  readonly maxConcurrentPatches: number;
+  readonly maxPatchesPerSecond: number;
   /** 0: never; see STALE_VIEW_AFTER_MS for the default and why. */
   readonly staleViewAfterMs: number;
   readonly logLevel: LogLevel;
@@ -353,6 +366,8 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     shortcutsNamespace: values.text('shortcuts-namespace'),
     controller: !values.flag('no-controller'),
     resyncIntervalMs,
+    maxConcurrentPatches: values.count('max-concurrent-patches', DEFAULT_MAX_CONCURRENT_PATCHES, 1, 64),
+    maxPatchesPerSecond: values.count('max-patches-per-second', DEFAULT_MAX_PATCHES_PER_SECOND, 1, 10_000),
     staleViewAfterMs,
     logLevel: values.oneOf('log-level', LOG_LEVELS, 'info'),
   };

@@ -265,6 +265,7 @@ export async function serve(config: ServeConfig, env: NodeJS.ProcessEnv): Promis
     elector = leaderElector;
     controller = new SliceReconciler({
       config: local, view: store, clusterId: config.clusterId, logger, metrics, resyncIntervalMs: config.resyncIntervalMs, resources: STORED_KINDS,
+      maxConcurrentWrites: config.maxConcurrentPatches, maxWritesPerSecond: config.maxPatchesPerSecond,
       ...(leaderElector === undefined ? {} : { isLeader: () => leaderElector.isLeader() }),
     });
   }

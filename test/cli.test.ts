@@ -62,6 +62,8 @@ const usage: readonly [string, readonly string[], RegExp][] = [
   ['serve with a bad resync interval', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--resync-interval', 'soon'], /resync-interval/],
   ['serve with a bad stale bound', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--stale-view-after', 'a while'], /stale-view-after/],
   ['serve with a bad log level', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--log-level', 'loud'], /log-level/],
+  ['serve with no patches in flight', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--max-concurrent-patches', '0'], /max-concurrent-patches 0: expected a whole number from 1 to 64/],
+  ['serve with a fractional patch rate', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--max-patches-per-second', '2.5'], /max-patches-per-second/],
   ['serve with an argument', ['serve', 'extra'], /no arguments/],
   ['serve with two shortcut sources', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--shortcuts', 'a', '--shortcuts-kubeconfig', 'b'], /one/],
 ];
@@ -91,7 +93,8 @@ for (const argv of [['--help'], ['serve', '--help'], ['rewrite', '--help'], ['he
 test('serve --help lists every flag with its environment variable', async () => {
   const run = await runCli(['serve', '--help']);
   for (const flag of ['host', 'port', 'ops-port', 'tls-cert', 'tls-key', 'cluster-id', 'shortcuts', 'kubeconfig',
-    'shortcuts-kubeconfig', 'shortcuts-namespace', 'no-controller', 'resync-interval', 'stale-view-after', 'log-level']) {
+    'shortcuts-kubeconfig', 'shortcuts-namespace', 'no-controller', 'resync-interval', 'max-concurrent-patches', 'max-patches-per-second',
+    'stale-view-after', 'log-level']) {
     assert.match(run.stdout, new RegExp(`--${flag}\\b`));
     assert.match(run.stdout, new RegExp(`SHORTCUT_WEBHOOK_${flag.toUpperCase().replaceAll('-', '_')}\\b`));
   }
@@ -302,6 +305,18 @@ test('every serve flag reads its SHORTCUT_WEBHOOK_ variable, and the flag wins',
     '--shortcuts-namespace', 'other', '--cluster-id', 'c1', '--resync-interval', '2m', '--log-level', 'warn', '--tls-cert', '/c2', '--tls-key', '/key2'], env);
   assert.ok(flags.kind === 'serve');
   assert.deepEqual(read(flags.config), ['::1', 1, 2, '/k2', '/hub2', 'other', 'c1', 120_000, 'warn', '/c2', '/key2']);
+});
+
+test('the controller\'s pace: 8 patches in flight and 500 requests/s by default, their variables, and the flag wins', () => {
+  const pace = (argv: readonly string[], env: NodeJS.ProcessEnv = {}) => {
+    const parsed = parseCommand(['serve', ...argv], env);
+    assert.ok(parsed.kind === 'serve');
+    return [parsed.config.maxConcurrentPatches, parsed.config.maxPatchesPerSecond];
+  };
+  assert.deepEqual(pace([]), [8, 500]);
+  const env = { SHORTCUT_WEBHOOK_MAX_CONCURRENT_PATCHES: '4', SHORTCUT_WEBHOOK_MAX_PATCHES_PER_SECOND: '100' };
+  assert.deepEqual(pace([], env), [4, 100]);
+  assert.deepEqual(pace(['--max-concurrent-patches', '16', '--max-patches-per-second', '50'], env), [16, 50]);
 });
 
 test('--stale-view-after: 60s by default, its variable, 0 for never, and the flag wins', () => {

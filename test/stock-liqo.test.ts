@@ -58,7 +58,9 @@ test('behind a stock hub, addresses its IPAM allocated are resolved to the pod\'
     assert.equal(await metricValue(server, 'shortcut_webhook_addresses_untouched_total{reason="no-hub-ip"}'), 1);
     assert.deepEqual((await debugPairs(server)).hub, { known: true, ips: 1, configurations: [
       { configuration: 'liqo-tenant-cluster3/cluster3', peer: 'cluster3', hubViewPodCIDRs: ['10.63.0.0/16'], peerPodCIDRs: ['10.60.0.0/16'] },
-    ], directNetworks: [{ peer: 'cluster3', state: 'direct', detail: 'through liqo-tenant-cluster3/cluster3' }] });
+    ], directNetworks: [{ peer: 'cluster3', state: 'direct', detail: 'through liqo-tenant-cluster3/cluster3' }],
+    // What Liqo's own direct connections to cluster3 would get (the shadow repair): the hub remapped it.
+    directConnections: [{ peer: 'cluster3', state: 'repaired', reason: null, detail: 'the hub remapped cluster3 (10.63.0.0/16 -> 10.60.0.0/16): moved back' }] });
 
     // The tunnel to cluster3 goes down on the leaf: the controller restores the hub address.
     await leaf.api.updateStatus({ ...connectionObject('cluster3', 'Error') });

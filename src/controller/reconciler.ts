@@ -10,7 +10,9 @@ import {
 import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from '../util/backoff.ts';
 import { pairSignature } from '../core/pair-changes.ts';
 import type { Snapshot } from '../core/snapshot.ts';
-import { describeError, FIELD_MANAGER, httpStatus, readListPage, retryAfterMs } from '../kube/client.ts';
+import { describeError, FIELD_MANAGER, httpStatus, readListPage, retryAfterHeader } from '../kube/client.ts';
+import { retryAfterMs } from '../util/retry-after.ts';
+import { DEFAULT_MAX_CONCURRENT_PATCHES, DEFAULT_MAX_PATCHES_PER_SECOND } from './pace.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics, ReconcileResult } from '../metrics.ts';
 import { localClusters } from '../core/local-clusters.ts';
@@ -18,7 +20,7 @@ import { namespacedName } from '../core/object-name.ts';
 import type { ShortcutView } from '../view/shortcut-view.ts';
 import { ENDPOINT_SLICES } from './endpoint-slices.ts';
 import type { PlannedWrite, Resource } from './resource.ts';
-import { TokenBucket } from './token-bucket.ts';
+import { TokenBucket, type Sleep } from './token-bucket.ts';
 
 const JSON_PATCH = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
 export interface ReconcilerOptions {
@@ -33,7 +35,9 @@ export interface ReconcilerOptions {
   readonly resyncIntervalMs: number;
   /** Changes closer together than this make one pass: a flapping shortcut does not become a storm. */
   readonly settleMs?: number;
+  /** Patches in flight at once (default DEFAULT_MAX_CONCURRENT_PATCHES). */
   readonly maxConcurrentWrites?: number;
+  /** The client-side cap on the requests of a pass, per second (default DEFAULT_MAX_PATCHES_PER_SECOND). */
   readonly maxWritesPerSecond?: number;
   readonly pageSize?: number;
   /** Retry delays after a failed pass. */
@@ -42,7 +46,18 @@ export interface ReconcilerOptions {
   readonly isLeader?: () => boolean;
   /** How soon an optional resource found not served or not granted is looked for again (default 60 s). */
   readonly absentRetryMs?: number;
+  /** How the pass waits out a 429's Retry-After; the real timer unless a test passes its own. */
+  readonly sleep?: Sleep;
 }
+
+/** A Retry-After longer than this is cut to it: the pass resumes within a minute whatever the server said. */
+const MAX_RETRY_AFTER_MS = 60_000;
+/** Without a readable Retry-After, a 429 holds the pass this long. */
+const DEFAULT_RETRY_AFTER_MS = 1000;
+/** A request answered 429 this many times in a row fails (counted as an error: the pass is retried later, backed off). */
+const MAX_THROTTLED = 10;
+
+const realSleep: Sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * What the controller reacts to: the usable rules of every local cluster, and what the stock path reads (the hub's
@@ -103,11 +118,16 @@ export class SliceReconciler {
   private readonly resources: readonly Resource[];
   /** The optional resources found not served (list 404), said once until they are served again. */
   private readonly absent = new Set<Resource>();
+  /** While the API server asked us to wait (a 429's Retry-After), no request of the pass starts: the wait, and its end. */
+  private hold: Promise<void> | undefined;
+  private holdUntil = 0;
+  private readonly sleep: Sleep;
 
   constructor(private readonly options: ReconcilerOptions) {
     this.api = keepAliveClient(options.config);
     this.resources = options.resources ?? [ENDPOINT_SLICES];
-    this.bucket = new TokenBucket(options.maxWritesPerSecond ?? 500);
+    this.bucket = new TokenBucket(options.maxWritesPerSecond ?? DEFAULT_MAX_PATCHES_PER_SECOND);
+    this.sleep = options.sleep ?? realSleep;
     this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
   }
 
@@ -173,7 +193,7 @@ export class SliceReconciler {
     let listed = 0;
     try {
       const context = { snapshot: this.options.view.current(), clusterId: this.options.clusterId };
-      const limit = this.options.maxConcurrentWrites ?? 8;
+      const limit = this.options.maxConcurrentWrites ?? DEFAULT_MAX_CONCURRENT_PATCHES;
       const inFlight = new Set<Promise<void>>();
       for (const resource of this.resources) {
         for await (const item of this.list(resource)) {
@@ -243,12 +263,15 @@ export class SliceReconciler {
 
   /** The resource's objects of every namespace, in pages, so 10,000 slices never sit in one response. */
   private async *list(resource: Resource): AsyncGenerator<unknown> {
-    const { group, plural } = resource;
+    const { group, version, plural, labelSelector } = resource;
     let token: string | undefined;
     do {
       let body: unknown;
       try {
-        body = await this.listPage(resource, token);
+        const page = token;
+        body = await this.paced(() => this.api.listClusterCustomObject({
+          group, version, plural, labelSelector, limit: this.options.pageSize ?? 500, ...(page === undefined ? {} : { _continue: page }),
+        }));
       } catch (error) {
         // Not served (a CRD not installed) or not granted (the chart's switch for ShadowEndpointSlices drops the rule):
         // either way nothing of it to keep, and no failing pass retried at the backoff's pace.
@@ -270,21 +293,27 @@ export class SliceReconciler {
   }
 
   /**
-   * One page of a list. A 429 that says when to ask again (the API server building its cache of the resource, or
-   * shedding load) is waited out and asked again, up to three times, as client-go does: not a failed pass.
+   * One request of the pass, within the client-side cap (the token bucket) and after any wait the API server asked
+   * for. A 429 (API Priority and Fairness found the level's queues full) holds every request of the pass for its
+   * Retry-After, not only this one, then sends the same request again: the server shed load, so all of ours waits.
    */
-  private async listPage(resource: Resource, token: string | undefined): Promise<unknown> {
-    const { group, version, plural, labelSelector } = resource;
-    for (let attempt = 1; ; attempt++) {
+  private async paced<T>(request: () => Promise<T>): Promise<T> {
+    for (let throttled = 0; ; throttled++) {
+      // A later 429 may replace the hold while this one waits: wait until none is left.
+      while (this.hold !== undefined) await this.hold;
+      await this.bucket.take();
       try {
-        return await this.api.listClusterCustomObject({
-          group, version, plural, labelSelector, limit: this.options.pageSize ?? 500, ...(token === undefined ? {} : { _continue: token }),
-        });
+        return await request();
       } catch (error) {
-        const wait = retryAfterMs(error);
-        if (wait === undefined || attempt > 3 || this.stopped) throw error;
-        this.options.logger.debug({ resource: `${plural}.${group}`, waitMs: wait }, 'list answered 429, asking again after its Retry-After');
-        await new Promise((resolve) => setTimeout(resolve, wait));
+        if (httpStatus(error) !== 429 || throttled + 1 >= MAX_THROTTLED || this.stopped) throw error;
+        const now = Date.now();
+        const delay = retryAfterMs(retryAfterHeader(error), { now, maxMs: MAX_RETRY_AFTER_MS }) ?? DEFAULT_RETRY_AFTER_MS;
+        if (now + delay > this.holdUntil) {
+          this.holdUntil = now + delay;
+          this.options.logger.warn({ delayMs: delay }, 'the API server asked the controller to wait (429), pausing its requests');
+          const hold: Promise<void> = this.sleep(delay).then(() => { if (this.hold === hold) this.hold = undefined; });
+          this.hold = hold;
+        }
       }
     }
   }
@@ -293,9 +322,8 @@ export class SliceReconciler {
   private async write(resource: Resource, planned: PlannedWrite, attempt = 1): Promise<ReconcileResult> {
     const { group, version, plural } = resource;
     const { namespace, name, patch } = planned;
-    await this.bucket.take();
     try {
-      await this.api.patchNamespacedCustomObject({ group, version, namespace, plural, name, body: patch, fieldManager: FIELD_MANAGER }, JSON_PATCH);
+      await this.paced(() => this.api.patchNamespacedCustomObject({ group, version, namespace, plural, name, body: patch, fieldManager: FIELD_MANAGER }, JSON_PATCH));
       planned.report(this.options);
       return 'patched';
     } catch (error) {
@@ -309,7 +337,7 @@ export class SliceReconciler {
       if (attempt >= RETRIES_ON_CONFLICT) return 'conflict';
       let fresh: unknown;
       try {
-        fresh = await this.api.getNamespacedCustomObject({ group, version, namespace, plural, name });
+        fresh = await this.paced(() => this.api.getNamespacedCustomObject({ group, version, namespace, plural, name }));
       } catch (readError) {
         return httpStatus(readError) === 404 ? 'gone' : 'error';
       }

@@ -102,6 +102,7 @@ export type ShadowRepair =
 const OUR_KEYS: readonly ShadowAnnotationKey[] = [
   DIRECT_CONNECTIONS_DATA_ANNOTATION, SHADOW_ORIGINAL_ADDRESSES_ANNOTATION, ORIGINAL_DIRECT_CONNECTIONS_DATA_ANNOTATION,
 ];
+const OUR_KEY_SET: ReadonlySet<string> = new Set(OUR_KEYS);
 
 interface Move<V> {
   readonly from: Span<V>;
@@ -135,8 +136,8 @@ function holding<V extends number | bigint>(moves: readonly Move<V>[], value: V)
 /** What a listed address would become, before the checks that look at the whole shadow. */
 type Decision<V> =
   | { readonly outcome: 'direct'; readonly detail: string }
-  | { readonly outcome: 'repaired'; readonly value: V; readonly detail: string }
-  | { readonly outcome: 'hub-path'; readonly value: V; readonly via: HubPathReason; readonly hubIp: string; readonly detail: string }
+  | { readonly outcome: 'repaired'; readonly value: V; readonly text: string; readonly detail: string }
+  | { readonly outcome: 'hub-path'; readonly value: V; readonly text: string; readonly via: HubPathReason; readonly hubIp: string; readonly detail: string }
   | { readonly outcome: 'unresolved'; readonly reason: UnresolvedReason; readonly detail: string };
 
 /** Whether the leaf can use its direct network to a cluster, as Liqo's controller would find its Configuration. */
@@ -152,16 +153,48 @@ interface FamilyView<V extends number | bigint> {
   readonly access: FamilyAccess<V>;
   readonly snapshot: Snapshot;
   readonly hub: string;
+  /** Decisions that do not depend on the endpoints' pods, by cluster and address (only clusters with a usable direct network). */
+  readonly decided: Map<string, Map<string, Decision<V>>>;
   directTo(cluster: string): Direct<V>;
   hubMovesFor(cluster: string): readonly Move<V>[];
+}
+
+/**
+ * Views by snapshot and hub, one cache per family: a snapshot is immutable, so what is made of it per cluster holds
+ * for every review that reads it. Kept beside the snapshot, not in it, and dropped with it.
+ */
+type ViewCache<V extends number | bigint> = WeakMap<Snapshot, Map<string, FamilyView<V>>>;
+const IPV4_VIEWS: ViewCache<number> = new WeakMap();
+const IPV6_VIEWS: ViewCache<bigint> = new WeakMap();
+/** Hubs are named by origin labels: a stranger's label costs one small view per snapshot, and no more than this many. */
+const MAX_HUBS_CACHED = 64;
+const MAX_DECISIONS_CACHED = 100_000;
+
+function viewFor<V extends number | bigint>(cache: ViewCache<V>, access: FamilyAccess<V>, snapshot: Snapshot, hub: string): FamilyView<V> {
+  let byHub = cache.get(snapshot);
+  if (byHub === undefined) cache.set(snapshot, byHub = new Map());
+  let view = byHub.get(hub);
+  if (view === undefined) {
+    view = familyView(access, snapshot, hub);
+    if (byHub.size < MAX_HUBS_CACHED) byHub.set(hub, view);
+  }
+  return view;
 }
 
 function familyView<V extends number | bigint>(access: FamilyAccess<V>, snapshot: Snapshot, hub: string): FamilyView<V> {
   const leaf = { configurationsOf: snapshot.views.configurationsOf, tunnels: snapshot.tunnels };
   const direct = new Map<string, Direct<V>>();
   const hubMoves = new Map<string, readonly Move<V>[]>();
+  const hubByCluster = new Map<string, LiqoConfiguration[]>();
+  if (snapshot.hub.known) {
+    for (const configuration of snapshot.hub.configurations) {
+      if (configuration.remoteCluster === undefined) continue;
+      const list = hubByCluster.get(configuration.remoteCluster);
+      if (list === undefined) hubByCluster.set(configuration.remoteCluster, [configuration]); else list.push(configuration);
+    }
+  }
   return {
-    access, snapshot, hub,
+    access, snapshot, hub, decided: new Map(),
     directTo(cluster) {
       let entry = direct.get(cluster);
       if (entry === undefined) {
@@ -181,8 +214,7 @@ function familyView<V extends number | bigint>(access: FamilyAccess<V>, snapshot
     hubMovesFor(cluster) {
       let moves = hubMoves.get(cluster);
       if (moves === undefined) {
-        const { hub: ipam } = snapshot;
-        moves = ipam.known ? podMoves(access, ipam.configurations.filter((c) => c.remoteCluster === cluster), 'to-declared') : [];
+        moves = podMoves(access, hubByCluster.get(cluster) ?? [], 'to-declared');
         hubMoves.set(cluster, moves);
       }
       return moves;
@@ -228,14 +260,30 @@ function hubPath<V extends number | bigint>(view: FamilyView<V>, value: V, pods:
       detail: `${why}; the hub allocated ${codec.format(allocated)} (${chosen.ref}), outside the hub's external CIDR as ${toHub[0]?.ref ?? hub} declares it`,
     };
   }
-  return { outcome: 'hub-path', value: allocated, via, hubIp: chosen.ref, detail: `${why}; through the hub: ${chosen.ref} allocated ${codec.format(allocated)}` };
+  const text = codec.format(allocated);
+  return { outcome: 'hub-path', value: allocated, text, via, hubIp: chosen.ref, detail: `${why}; through the hub: ${chosen.ref} allocated ${text}` };
 }
 
 /** Steps 1 to 4 for one listed address of one cluster. */
-function decide<V extends number | bigint>(view: FamilyView<V>, cluster: string, value: V, pods: readonly (PodRef | undefined)[]): Decision<V> {
-  const { access, snapshot } = view;
+function decide<V extends number | bigint>(view: FamilyView<V>, cluster: string, input: string, value: V, pods: readonly (PodRef | undefined)[]): Decision<V> {
   const direct = view.directTo(cluster);
+  // The hub path depends on the endpoints' pods; the rest on the address and the view alone, so it is decided once
+  // per snapshot and address, as the stock path's resolutions are.
   if (!direct.usable) return hubPath(view, value, pods, direct.why, direct.detail);
+  let byAddress = view.decided.get(cluster);
+  if (byAddress === undefined) view.decided.set(cluster, byAddress = new Map());
+  let decision = byAddress.get(input);
+  if (decision === undefined) {
+    decision = decideDirect(view, direct, cluster, value);
+    // Listed addresses come from writers: past this many a cluster's decisions are forgotten and made again.
+    if (byAddress.size >= MAX_DECISIONS_CACHED) byAddress.clear();
+    byAddress.set(input, decision);
+  }
+  return decision;
+}
+
+function decideDirect<V extends number | bigint>(view: FamilyView<V>, direct: Direct<V>, cluster: string, value: V): Decision<V> {
+  const { access, snapshot } = view;
   const mapped = holding(direct.leafMoves, value);
   if (mapped !== undefined) return { outcome: 'direct', detail: `in ${mapped.fromText} (${mapped.configuration} spec.remote.cidr.pod): Liqo maps it` };
   if (!snapshot.hub.known) return { outcome: 'unresolved', reason: 'hub-unknown', detail: `the hub's Configurations are not known (${snapshot.hub.why})` };
@@ -251,11 +299,12 @@ function decide<V extends number | bigint>(view: FamilyView<V>, cluster: string,
       detail: `${cluster}'s own address ${access.codec.format(own)} (from ${back.fromText}, ${back.configuration}) is outside this leaf's Configuration for ${cluster}'s spec.remote.cidr.pod`,
     };
   }
-  return { outcome: 'repaired', value: own, detail: `the hub sees ${cluster} at ${back.fromText} (${back.configuration}); ${access.codec.format(own)} is in ${declared.fromText} (${declared.configuration})` };
+  const text = access.codec.format(own);
+  return { outcome: 'repaired', value: own, text, detail: `the hub sees ${cluster} at ${back.fromText} (${back.configuration}); ${text} is in ${declared.fromText} (${declared.configuration})` };
 }
 
 /** `{"<out>":"<in>"}` entries that are safe to undo: strings, the `in` side one of the listed addresses. */
-function readOriginals(text: Json | undefined, listed: ReadonlySet<string>): ReadonlyMap<string, string> {
+function readOriginals(text: Json | undefined, listed: ReadonlyMap<string, number>): ReadonlyMap<string, string> {
   const originals = new Map<string, string>();
   if (typeof text !== 'string' || text === '') return originals;
   let parsed: unknown;
@@ -278,141 +327,115 @@ function addressesOf(endpoint: Json | undefined): readonly Json[] | undefined {
   return isArray(addresses) ? addresses : undefined;
 }
 
-function annotationBytes(annotations: ReadonlyMap<string, string>): number {
-  let total = 0;
-  for (const [key, value] of annotations) total += utf8Length(key) + utf8Length(value);
-  return total;
-}
 
-function repairFamily<V extends number | bigint>(shadow: ReflectedShadow, snapshot: Snapshot, access: FamilyAccess<V>): ShadowRepair {
+function repairFamily<V extends number | bigint>(shadow: ReflectedShadow, view: FamilyView<V>): ShadowRepair {
+  const { access } = view;
   const { codec } = access;
   const received = shadow.annotations;
   // Step 5 first: the data annotation as the hub wrote it, then the addresses it listed.
   const recorded = received === undefined ? undefined : stringField(received, ORIGINAL_DIRECT_CONNECTIONS_DATA_ANNOTATION);
   const hubData: Json | undefined = recorded ?? (received === undefined ? undefined : field(received, DIRECT_CONNECTIONS_DATA_ANNOTATION));
   const read = readDirectConnectionsData(hubData);
-  const listed = new Set<string>();
-  if (read.state === 'read') for (const addresses of read.data.clusters.values()) for (const address of addresses) listed.add(address);
-  const originals = readOriginals(received === undefined ? undefined : field(received, SHADOW_ORIGINAL_ADDRESSES_ANNOTATION), listed);
-  const restored: (readonly Json[] | undefined)[] = shadow.endpoints.map((endpoint) => {
-    const addresses = addressesOf(endpoint);
-    if (addresses === undefined || originals.size === 0) return addresses;
-    return addresses.map((address) => (typeof address === 'string' ? originals.get(address) ?? address : address));
-  });
+  const clusters = read.state === 'read' ? read.data.clusters : NO_CLUSTERS;
+  /** Each listed address (distinct), with how many clusters list it. */
+  const listings = new Map<string, number>();
+  for (const list of clusters.values()) {
+    for (let i = 0; i < list.length; i++) {
+      const address = list[i] ?? '';
+      if (list.indexOf(address) === i) listings.set(address, (listings.get(address) ?? 0) + 1);
+    }
+  }
+  const originals = readOriginals(received === undefined ? undefined : field(received, SHADOW_ORIGINAL_ADDRESSES_ANNOTATION), listings);
 
-  // Where each listed address is carried, and by which pods (targetRef), in the restored shadow.
+  // The restored endpoint addresses, where each listed one is carried and by which pods (targetRef).
+  const { endpoints } = shadow;
+  const restored: (readonly Json[] | undefined)[] = new Array(endpoints.length);
   const podsAt = new Map<string, (PodRef | undefined)[]>();
-  const present = new Set<string>();
-  shadow.endpoints.forEach((endpoint, e) => {
-    const pod = isObject(endpoint) ? podOf(endpoint) : undefined;
-    for (const address of restored[e] ?? []) {
-      if (typeof address !== 'string') continue;
-      present.add(address);
-      if (!listed.has(address)) continue;
+  for (let e = 0; e < endpoints.length; e++) {
+    const endpoint = endpoints[e];
+    if (!isObject(endpoint)) continue;
+    const addresses = Object.hasOwn(endpoint, 'addresses') ? endpoint.addresses : undefined;
+    if (!isArray(addresses)) continue;
+    let list = addresses;
+    if (originals.size > 0) list = addresses.map((address) => (typeof address === 'string' ? originals.get(address) ?? address : address));
+    restored[e] = list;
+    let pod: PodRef | undefined | null = null;
+    for (const address of list) {
+      if (typeof address !== 'string' || !listings.has(address)) continue;
+      if (pod === null) pod = podOf(endpoint);
       const pods = podsAt.get(address);
       if (pods === undefined) podsAt.set(address, [pod]); else pods.push(pod);
     }
-  });
+  }
 
   const addresses: ShadowAddress[] = [];
   const outputs = new Map<string, string>();
   /** Inputs that leave their cluster's list (the hub path); a repaired one stays listed under its new text. */
   const unlisted = new Set<string>();
-  const clusters = read.state === 'read' ? read.data.clusters : new Map<string, readonly string[]>();
   if (read.state === 'read') {
-    const listings = new Map<string, number>();
-    for (const list of clusters.values()) for (const address of new Set(list)) listings.set(address, (listings.get(address) ?? 0) + 1);
-    const view = familyView(access, snapshot, shadow.hub);
     const decided: { cluster: string; input: string; value: V | undefined; decision: Decision<V> }[] = [];
     for (const [cluster, list] of clusters) {
-      for (const input of new Set(list)) {
+      for (let i = 0; i < list.length; i++) {
+        const input = list[i] ?? '';
+        if (list.indexOf(input) !== i) continue;
         const value = codec.parseCanonical(input);
         const decision: Decision<V> = value === undefined
           ? { outcome: 'unresolved', reason: 'not-canonical', detail: `not a canonical ${codec.family} address` }
           : (listings.get(input) ?? 0) > 1
             ? { outcome: 'unresolved', reason: 'ambiguous', detail: `listed under ${listings.get(input)} clusters: Liqo picks one at random` }
-            : decide(view, cluster, value, podsAt.get(input) ?? []);
+            : decide(view, cluster, input, value, podsAt.get(input) ?? NO_PODS);
         decided.push({ cluster, input, value, decision });
       }
     }
     // Liqo looks every endpoint address up by its text: a replacement must not be the text of any other address of
     // the shadow (endpoints or lists), nor of another replacement, or another pod would be mapped as this one.
-    const taken = new Set<string>([...present, ...listed]);
-    const texts = (entries: typeof decided) => {
-      const counts = new Map<string, number>();
-      for (const { decision } of entries) {
-        if (decision.outcome === 'repaired' || decision.outcome === 'hub-path') {
-          const text = codec.format(decision.value);
-          counts.set(text, (counts.get(text) ?? 0) + 1);
-        }
+    // Counted by text, with the texts the shadow already carries marked taken (one pass over its addresses).
+    const TAKEN = -1;
+    const counts = (all: boolean) => {
+      const result = new Map<string, number>();
+      for (const { decision } of decided) {
+        if (decision.outcome === 'repaired' || (all && decision.outcome === 'hub-path')) result.set(decision.text, (result.get(decision.text) ?? 0) + 1);
       }
-      return counts;
+      if (result.size === 0) return result;
+      for (const text of result.keys()) if (listings.has(text)) result.set(text, TAKEN);
+      for (const list of restored) {
+        if (list === undefined) continue;
+        for (const address of list) if (typeof address === 'string' && result.has(address)) result.set(address, TAKEN);
+      }
+      return result;
     };
-    const clashes = (decision: Decision<V>, counts: ReadonlyMap<string, number>): string | undefined => {
+    const clash = (decision: Decision<V>, seen: ReadonlyMap<string, number>): string | undefined => {
       if (decision.outcome !== 'repaired' && decision.outcome !== 'hub-path') return undefined;
-      const text = codec.format(decision.value);
-      if (taken.has(text)) return `${text} is already an address of this shadow`;
-      if ((counts.get(text) ?? 0) > 1) return `${text} would replace more than one listed address`;
+      const count = seen.get(decision.text) ?? 0;
+      if (count === TAKEN) return `${decision.text} is already an address of this shadow`;
+      if (count > 1) return `${decision.text} would replace more than one listed address`;
       return undefined;
     };
-    const repairedCounts = texts(decided.filter((entry) => entry.decision.outcome === 'repaired'));
+    const repairedTexts = counts(false);
+    let fellBack = false;
     for (const entry of decided) {
-      const clash = entry.decision.outcome === 'repaired' ? clashes(entry.decision, repairedCounts) : undefined;
-      if (clash === undefined || entry.value === undefined) continue;
-      const fallback = hubPath(view, entry.value, podsAt.get(entry.input) ?? [], 'ambiguous', `repairing would be ambiguous: ${clash}`);
-      entry.decision = fallback.outcome === 'hub-path' ? fallback : { outcome: 'unresolved', reason: 'ambiguous', detail: `${clash}; ${fallback.detail}` };
+      const why = entry.decision.outcome === 'repaired' ? clash(entry.decision, repairedTexts) : undefined;
+      if (why === undefined || entry.value === undefined) continue;
+      const fallback = hubPath(view, entry.value, podsAt.get(entry.input) ?? NO_PODS, 'ambiguous', `repairing would be ambiguous: ${why}`);
+      entry.decision = fallback.outcome === 'hub-path' ? fallback : { outcome: 'unresolved', reason: 'ambiguous', detail: `${why}; ${fallback.detail}` };
+      fellBack = true;
     }
-    const finalCounts = texts(decided);
+    const finalTexts = fellBack || decided.some((entry) => entry.decision.outcome === 'hub-path') ? counts(true) : repairedTexts;
     for (const entry of decided) {
-      const clash = clashes(entry.decision, finalCounts);
-      if (clash !== undefined) entry.decision = { outcome: 'unresolved', reason: 'ambiguous', detail: clash };
-    }
-    for (const { cluster, input, decision } of decided) {
-      if (decision.outcome === 'repaired' || decision.outcome === 'hub-path') outputs.set(input, codec.format(decision.value));
+      const why = clash(entry.decision, finalTexts);
+      if (why !== undefined) entry.decision = { outcome: 'unresolved', reason: 'ambiguous', detail: why };
+      const { cluster, input, decision } = entry;
+      if (decision.outcome === 'repaired' || decision.outcome === 'hub-path') outputs.set(input, decision.text);
       if (decision.outcome === 'hub-path') unlisted.add(input);
-      addresses.push(shadowAddress(cluster, input, decision, codec.format));
+      addresses.push(shadowAddress(cluster, input, decision));
     }
   }
 
   // The annotations the result carries, and whether they fit (step 6).
-  const base = new Map<string, string>();
-  if (received !== undefined) {
-    for (const key of Object.keys(received)) {
-      const value = received[key];
-      if (typeof value === 'string' && !(OUR_KEYS as readonly string[]).includes(key)) base.set(key, value);
-    }
-  }
-  const desired = (replace: ReadonlyMap<string, string>): Map<ShadowAnnotationKey, string | undefined> => {
-    const result = new Map<ShadowAnnotationKey, string | undefined>();
-    const hubText = typeof hubData === 'string' ? hubData : undefined;
-    if (replace.size === 0 || read.state !== 'read' || hubText === undefined) {
-      result.set(DIRECT_CONNECTIONS_DATA_ANNOTATION, hubText);
-      result.set(SHADOW_ORIGINAL_ADDRESSES_ANNOTATION, undefined);
-      result.set(ORIGINAL_DIRECT_CONNECTIONS_DATA_ANNOTATION, undefined);
-      return result;
-    }
-    const lists = new Map<string, readonly string[]>();
-    for (const [cluster, list] of clusters) {
-      const next: string[] = [];
-      for (const address of list) {
-        const out = replace.get(address);
-        if (out === undefined) next.push(address);
-        else if (!unlisted.has(address)) next.push(out);
-      }
-      if (next.length > 0) lists.set(cluster, next);
-    }
-    const reversed: Record<string, string> = {};
-    for (const [input, out] of replace) reversed[out] = input;
-    result.set(DIRECT_CONNECTIONS_DATA_ANNOTATION, writeDirectConnectionsData(read.data, lists));
-    result.set(SHADOW_ORIGINAL_ADDRESSES_ANNOTATION, JSON.stringify(reversed));
-    result.set(ORIGINAL_DIRECT_CONNECTIONS_DATA_ANNOTATION, hubText);
-    return result;
-  };
-  let wanted = desired(outputs);
+  const hubText = typeof hubData === 'string' ? hubData : undefined;
+  let wanted = desiredAnnotations({ hubText, read, clusters, outputs, unlisted });
   if (outputs.size > 0) {
-    const all = new Map(base);
-    for (const [key, value] of wanted) if (value !== undefined) all.set(key, value);
-    const bytes = annotationBytes(all);
+    const bytes = annotationBytes(received, wanted);
     if (bytes >= ANNOTATIONS_LIMIT_BYTES) {
       for (let i = 0; i < addresses.length; i++) {
         const entry = addresses[i];
@@ -423,23 +446,26 @@ function repairFamily<V extends number | bigint>(shadow: ReflectedShadow, snapsh
         };
       }
       outputs.clear();
-      wanted = desired(outputs);
+      wanted = desiredAnnotations({ hubText, read, clusters, outputs, unlisted });
     }
   }
 
   // Edits against the object as received.
   const edits: ShadowEdit[] = [];
-  shadow.endpoints.forEach((endpoint, e) => {
-    const before = addressesOf(endpoint);
+  for (let e = 0; e < endpoints.length; e++) {
     const after = restored[e];
-    if (before === undefined || after === undefined) return;
-    after.forEach((address, a) => {
+    if (after === undefined) continue;
+    const endpoint = endpoints[e];
+    const before = isObject(endpoint) && Object.hasOwn(endpoint, 'addresses') ? endpoint.addresses : undefined;
+    if (!isArray(before)) continue;
+    for (let a = 0; a < after.length; a++) {
+      const address = after[a];
       const from = before[a];
-      if (typeof address !== 'string' || typeof from !== 'string') return;
-      const to = outputs.get(address) ?? address;
+      if (typeof address !== 'string' || typeof from !== 'string') continue;
+      const to = outputs.size === 0 ? address : outputs.get(address) ?? address;
       if (to !== from) edits.push({ endpoint: e, address: a, from, to });
-    });
-  });
+    }
+  }
   const annotations: ShadowAnnotationEdit[] = [];
   for (const key of OUR_KEYS) {
     // A data annotation that is not text cannot come from the API server; it is not ours to remove.
@@ -448,16 +474,78 @@ function repairFamily<V extends number | bigint>(shadow: ReflectedShadow, snapsh
     const has = received !== undefined && Object.hasOwn(received, key);
     if (value === undefined ? has : !has || received[key] !== value) annotations.push({ key, value });
   }
-  const data: DataState = read.state === 'invalid' ? { state: 'invalid', detail: read.detail } : { state: read.state };
+  const data: DataState = read.state === 'invalid' ? { state: 'invalid', detail: read.detail } : read.state === 'read' ? DATA_READ : DATA_ABSENT;
   if (edits.length === 0 && annotations.length === 0) return { kind: 'unchanged', shadow, data, addresses };
   return { kind: 'changed', shadow, data, addresses, edits, annotations, object: applyShadowEdits(shadow, edits, annotations) };
 }
 
-function shadowAddress<V>(cluster: string, input: string, decision: Decision<V>, format: (value: V) => string): ShadowAddress {
+const NO_CLUSTERS: ReadonlyMap<string, readonly string[]> = new Map();
+const NO_PODS: readonly (PodRef | undefined)[] = Object.freeze([]);
+const DATA_READ: DataState = Object.freeze({ state: 'read' });
+const DATA_ABSENT: DataState = Object.freeze({ state: 'absent' });
+
+/** Our three keys as the result carries them: the hub's data as it wrote it, or repaired with the two records. */
+function desiredAnnotations(input: {
+  readonly hubText: string | undefined;
+  readonly read: ReturnType<typeof readDirectConnectionsData>;
+  readonly clusters: ReadonlyMap<string, readonly string[]>;
+  readonly outputs: ReadonlyMap<string, string>;
+  readonly unlisted: ReadonlySet<string>;
+}): Map<ShadowAnnotationKey, string | undefined> {
+  const { hubText, read, clusters, outputs, unlisted } = input;
+  const result = new Map<ShadowAnnotationKey, string | undefined>();
+  if (outputs.size === 0 || read.state !== 'read' || hubText === undefined) {
+    result.set(DIRECT_CONNECTIONS_DATA_ANNOTATION, hubText);
+    result.set(SHADOW_ORIGINAL_ADDRESSES_ANNOTATION, undefined);
+    result.set(ORIGINAL_DIRECT_CONNECTIONS_DATA_ANNOTATION, undefined);
+    return result;
+  }
+  const lists = new Map<string, readonly string[]>();
+  for (const [cluster, list] of clusters) {
+    const next: string[] = [];
+    for (const address of list) {
+      const out = outputs.get(address);
+      if (out === undefined) next.push(address);
+      else if (!unlisted.has(address)) next.push(out);
+    }
+    if (next.length > 0) lists.set(cluster, next);
+  }
+  // Both sides are canonical address text (digits, a-f, dots, colons), so quoting is all JSON asks of them; and a
+  // string rather than an object keyed by address, which would intern every address as a property name.
+  let reversed = '';
+  for (const [input, out] of outputs) reversed += `${reversed === '' ? '{' : ','}"${out}":"${input}"`;
+  result.set(DIRECT_CONNECTIONS_DATA_ANNOTATION, writeDirectConnectionsData(read.data, lists));
+  result.set(SHADOW_ORIGINAL_ADDRESSES_ANNOTATION, `${reversed}}`);
+  result.set(ORIGINAL_DIRECT_CONNECTIONS_DATA_ANNOTATION, hubText);
+  return result;
+}
+
+/**
+ * The bytes of the annotations the result would carry (Go's len: UTF-8). Counted exactly only near the bound: a
+ * UTF-16 unit is at most 3 bytes, so text of less than a third of it in units cannot reach it.
+ */
+function annotationBytes(received: JsonObject | undefined, wanted: ReadonlyMap<ShadowAnnotationKey, string | undefined>): number {
+  const texts: string[] = [];
+  if (received !== undefined) {
+    for (const key of Object.keys(received)) {
+      const value = received[key];
+      if (typeof value === 'string' && !OUR_KEY_SET.has(key)) texts.push(key, value);
+    }
+  }
+  for (const [key, value] of wanted) if (value !== undefined) texts.push(key, value);
+  let units = 0;
+  for (const text of texts) units += text.length;
+  if (units * 3 < ANNOTATIONS_LIMIT_BYTES) return units;
+  let bytes = 0;
+  for (const text of texts) bytes += utf8Length(text);
+  return bytes;
+}
+
+function shadowAddress<V>(cluster: string, input: string, decision: Decision<V>): ShadowAddress {
   switch (decision.outcome) {
     case 'direct': return { cluster, input, output: input, outcome: 'direct', detail: decision.detail };
-    case 'repaired': return { cluster, input, output: format(decision.value), outcome: 'repaired', detail: decision.detail };
-    case 'hub-path': return { cluster, input, output: format(decision.value), outcome: 'hub-path', via: decision.via, hubIp: decision.hubIp, detail: decision.detail };
+    case 'repaired': return { cluster, input, output: decision.text, outcome: 'repaired', detail: decision.detail };
+    case 'hub-path': return { cluster, input, output: decision.text, outcome: 'hub-path', via: decision.via, hubIp: decision.hubIp, detail: decision.detail };
     case 'unresolved': return { cluster, input, output: input, outcome: 'unresolved', reason: decision.reason, detail: decision.detail };
   }
 }
@@ -500,7 +588,9 @@ function applyShadowEdits(shadow: ReflectedShadow, edits: readonly ShadowEdit[],
 export function repairShadowEndpointSlice(object: unknown, snapshot: Snapshot, options: { readonly clusterId?: string | undefined }): ShadowRepair {
   const shadow = readReflectedShadow(object, options);
   if (isShadowSkip(shadow)) return { kind: 'skip', reason: shadow.skip, detail: shadow.detail };
-  return shadow.family === 'IPv4' ? repairFamily(shadow, snapshot, IPV4_ACCESS) : repairFamily(shadow, snapshot, IPV6_ACCESS);
+  return shadow.family === 'IPv4'
+    ? repairFamily(shadow, viewFor(IPV4_VIEWS, IPV4_ACCESS, snapshot, shadow.hub))
+    : repairFamily(shadow, viewFor(IPV6_VIEWS, IPV6_ACCESS, snapshot, shadow.hub));
 }
 
 /** Counts of a repair's listed addresses by outcome: what `shadow_addresses_total{outcome}` adds. */

@@ -147,8 +147,21 @@ export function isClusterAddressesKey(key: string): boolean {
   return true;
 }
 
-/** Keys spelled in the text (no escapes) that fold to the field: more than JSON.parse kept means a key was repeated. */
-const SPELLED_KEY = /"[cC][lL][uU][sSſ][tT][eE][rR][aA][dD][dD][rR][eE][sSſ][sSſ][eE][sSſ]"\s*:/g;
+function isStringList(list: readonly Json[]): list is readonly string[] {
+  for (const item of list) if (typeof item !== 'string') return false;
+  return true;
+}
+
+/**
+ * Whether a key JSON.parse kept is spelled more than once in the text: JSON.parse keeps the last of a repeated key,
+ * Go merges them. A quoted spelling elsewhere (a cluster named so) also counts: refused, never misread. Spellings
+ * with escapes (`\u0063...`) are not seen.
+ */
+function spelledTwice(text: string, key: string): boolean {
+  const quoted = JSON.stringify(key);
+  const first = text.indexOf(quoted);
+  return first >= 0 && text.indexOf(quoted, first + quoted.length) >= 0;
+}
 
 /**
  * The annotation as Go's json.Unmarshal into `ClusterAddresses` reads it (Liqo's controller errors, and so maps
@@ -166,7 +179,7 @@ export function readDirectConnectionsData(text: Json | undefined): DataRead {
   } catch (error) {
     return { state: 'invalid', detail: `${DIRECT_CONNECTIONS_DATA_ANNOTATION} is not JSON (${error instanceof Error ? error.message : String(error)})` };
   }
-  const clusters = new Map<string, string[]>();
+  const clusters = new Map<string, readonly string[]>();
   const before: [string, Json][] = [];
   const after: [string, Json][] = [];
   if (parsed === null) return { state: 'read', data: { clusters, before, after } };
@@ -179,6 +192,9 @@ export function readDirectConnectionsData(text: Json | undefined): DataRead {
       continue;
     }
     seen++;
+    if (spelledTwice(text, key)) {
+      return { state: 'invalid', detail: `the key ${key} is repeated: Go's encoding/json merges repeats, JSON.parse keeps the last; not guessed at` };
+    }
     if (value === null) {
       clusters.clear();
       continue;
@@ -191,19 +207,22 @@ export function readDirectConnectionsData(text: Json | undefined): DataRead {
         continue;
       }
       if (!isArray(list)) return { state: 'invalid', detail: `${key}.${cluster} is not a list` };
-      const addresses: string[] = [];
-      for (const item of list) {
-        if (item === null) addresses.push('');
-        else if (typeof item === 'string') addresses.push(item);
-        else return { state: 'invalid', detail: `${key}.${cluster} holds a ${typeof item === 'object' ? 'non-string' : typeof item}, not only strings` };
+      // The list as parsed when it holds strings only (the hub's own writes); a copy only where a null is read as "".
+      let addresses: readonly string[];
+      if (isStringList(list)) addresses = list;
+      else {
+        const copy: string[] = [];
+        for (const item of list) {
+          if (item === null) copy.push('');
+          else if (typeof item === 'string') copy.push(item);
+          else return { state: 'invalid', detail: `${key}.${cluster} holds a ${typeof item === 'object' ? 'non-string' : typeof item}, not only strings` };
+        }
+        addresses = copy;
       }
       // A cluster repeated inside one map: Go decodes each into a fresh list, so the last wins, as JSON.parse has it.
       clusters.delete(cluster);
       clusters.set(cluster, addresses);
     }
-  }
-  if (seen > 0 && (text.match(SPELLED_KEY)?.length ?? 0) > seen) {
-    return { state: 'invalid', detail: `a clusterAddresses key is repeated: Go's encoding/json merges repeats, JSON.parse keeps the last; not guessed at` };
   }
   return { state: 'read', data: { clusters, before, after } };
 }
@@ -214,11 +233,15 @@ export function readDirectConnectionsData(text: Json | undefined): DataRead {
  */
 export function writeDirectConnectionsData(data: DirectConnectionsData, clusters: ReadonlyMap<string, readonly string[]>): string | undefined {
   if (clusters.size === 0 && data.before.length === 0 && data.after.length === 0) return undefined;
-  const parts: string[] = [];
-  for (const [key, value] of data.before) parts.push(`${JSON.stringify(key)}:${JSON.stringify(value)}`);
-  const lists: string[] = [];
-  for (const [cluster, addresses] of clusters) lists.push(`${JSON.stringify(cluster)}:${JSON.stringify(addresses)}`);
-  parts.push(`"clusterAddresses":{${lists.join(',')}}`);
-  for (const [key, value] of data.after) parts.push(`${JSON.stringify(key)}:${JSON.stringify(value)}`);
-  return `{${parts.join(',')}}`;
+  let text = '{';
+  for (const [key, value] of data.before) text += `${JSON.stringify(key)}:${JSON.stringify(value)},`;
+  text += '"clusterAddresses":{';
+  let first = true;
+  for (const [cluster, addresses] of clusters) {
+    text += `${first ? '' : ','}${JSON.stringify(cluster)}:${JSON.stringify(addresses)}`;
+    first = false;
+  }
+  text += '}';
+  for (const [key, value] of data.after) text += `,${JSON.stringify(key)}:${JSON.stringify(value)}`;
+  return `${text}}`;
 }

@@ -40,17 +40,13 @@ export function httpStatus(error: unknown): number | undefined {
   return undefined;
 }
 
-/**
- * A 429's Retry-After in milliseconds, else undefined. kube-apiserver sends one while it builds its cache of a
- * resource (a first list after start, "storage is (re)initializing") and when priority and fairness sheds a request;
- * client-go waits it out and asks again.
- */
-export function retryAfterMs(error: unknown): number | undefined {
-  if (!(error instanceof ApiException) || error.code !== 429) return undefined;
-  const headers: Readonly<Record<string, string>> = error.headers ?? {};
-  const text = headers['retry-after'] ?? headers['Retry-After'];
-  const seconds = text === undefined || text.trim() === '' ? Number.NaN : Number(text);
-  return Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds, 10) * 1000 : undefined;
+/** The Retry-After header of a failed call (client-node keeps a response's headers on its ApiException), if any. */
+export function retryAfterHeader(error: unknown): string | undefined {
+  if (!(error instanceof ApiException) || typeof error.headers !== 'object' || error.headers === null) return undefined;
+  for (const [name, value] of Object.entries(error.headers)) {
+    if (name.toLowerCase() === 'retry-after' && typeof value === 'string') return value;
+  }
+  return undefined;
 }
 
 export function describeError(error: unknown): string {

@@ -12,7 +12,7 @@ import { errorMessage } from '../util/errors.ts';
 import { printYaml, printYamlEntry } from '../util/yaml-fast.ts';
 import { loadShortcutFiles } from '../view/shortcut-files.ts';
 import { explain, explainJson, unusableNotes } from './explain.ts';
-import { rewriteDocument, rewriteListItems, type DocumentResult, type OfflineOptions, type SliceReport } from './rewrite-documents.ts';
+import { clusterOf, rewriteDocument, rewriteListItems, type DocumentResult, type OfflineOptions, type SliceReport } from './rewrite-documents.ts';
 
 async function readInput(input: string, stdin: NodeJS.ReadableStream): Promise<string> {
   if (input !== '-') return readFile(input, 'utf8');
@@ -71,7 +71,10 @@ class Output {
   }
 
   private noteSlices(slices: readonly SliceReport[]): void {
-    for (const slice of slices) if (!('skip' in slice.result)) this.clusters.add(slice.result.slice.clusterId);
+    for (const slice of slices) {
+      const cluster = clusterOf(slice);
+      if (cluster !== undefined) this.clusters.add(cluster);
+    }
   }
 
   document(result: DocumentResult): void {

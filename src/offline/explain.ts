@@ -6,6 +6,8 @@ import { localClusters, viewNotes } from '../core/local-clusters.ts';
 import { describeState, hubPrefixFor, type PairState } from '../core/pairs.ts';
 import type { AddressTrace } from '../core/rewrite.ts';
 import type { Snapshot } from '../core/snapshot.ts';
+import type { ShadowAddress } from '../core/direct-connections.ts';
+import type { ShadowReviewed } from '../admission/review-shadow-endpoint-slice.ts';
 import type { DocumentResult } from './rewrite-documents.ts';
 
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
@@ -131,6 +133,12 @@ export function explain(results: readonly DocumentResult[], snapshot: Snapshot, 
         lines.push(`${document.name} ${slice.name}: left alone (${result.skip}: ${result.detail})`);
         continue;
       }
+      if (slice.kind === 'shadow') {
+        const repair = slice.result;
+        if (!('skip' in repair)) lines.push(...shadowLines(document.name, slice.name, repair));
+        continue;
+      }
+      if (!('slice' in result)) continue;
       const cluster = result.slice.clusterId;
       if (!clusters.includes(cluster)) clusters.push(cluster);
       lines.push(`${document.name} ${slice.name}: cluster ${cluster}, ${result.slice.family}`);
@@ -147,8 +155,50 @@ export function explain(results: readonly DocumentResult[], snapshot: Snapshot, 
   return `${lines.join('\n').replace(/^\n/, '')}\n`;
 }
 
+/** One address listed in a ShadowEndpointSlice's direct-connections data, as --explain reports it. */
+export interface ListedExplanation {
+  /** The address as the hub wrote it. */
+  readonly input: string;
+  /** What the shadow carries now. */
+  readonly output: string;
+  /** The cluster B it is listed under. */
+  readonly cluster: string;
+  readonly outcome: ShadowAddress['outcome'];
+  /** For hub-path, why (no-shortcut, tunnel-down, ambiguous); for unresolved, the reason; null otherwise. */
+  readonly reason: string | null;
+  readonly detail: string;
+}
+
+function listedExplanation(address: ShadowAddress): ListedExplanation {
+  const reason = address.outcome === 'hub-path' ? address.via : address.outcome === 'unresolved' ? address.reason : null;
+  return { input: address.input, output: address.output, cluster: address.cluster, outcome: address.outcome, reason, detail: address.detail };
+}
+
+/** Why the data annotation was not read, when it was not; null when it was. */
+function dataNote(repair: ShadowReviewed): string | null {
+  const { data } = repair;
+  return data.state === 'read' ? null : data.state === 'absent' ? 'no liqo.io/direct-connections-data: nothing listed, nothing to repair' : `liqo.io/direct-connections-data left as it is: ${data.detail}`;
+}
+
+/** A shadow's table: per listed address, input, output, cluster B and outcome. */
+function shadowLines(document: string, name: string, repair: ShadowReviewed): string[] {
+  const { shadow } = repair;
+  const lines = [`${document} ${name}: ShadowEndpointSlice, cluster ${shadow.clusterId}, hub ${shadow.hub}, ${shadow.family}`];
+  const note = dataNote(repair);
+  if (note !== null) lines.push(`(${note})`);
+  else if (repair.addresses.length === 0) lines.push('(no listed addresses)');
+  else {
+    lines.push(...table(['INPUT', 'OUTPUT', 'CLUSTER', 'OUTCOME', 'DETAIL'], repair.addresses.map((address) => {
+      const row = listedExplanation(address);
+      return [shown(row.input), shown(row.output), row.cluster, row.reason === null ? row.outcome : `${row.outcome}: ${row.reason}`, row.detail];
+    })));
+  }
+  return lines;
+}
+
 /** One slice in `--explain -o json`: where it came from, and either its addresses or why it was left alone. */
-export interface SliceExplanation {
+export interface EndpointSliceExplanation {
+  readonly kind?: undefined;
   readonly document: string;
   readonly slice: string;
   readonly cluster: string | null;
@@ -157,6 +207,23 @@ export interface SliceExplanation {
   readonly leftAlone: string | null;
   readonly addresses: readonly AddressExplanation[];
 }
+
+/** One ShadowEndpointSlice (Liqo's direct connections): what each address of its data annotation got. */
+export interface ShadowExplanation {
+  readonly kind: 'ShadowEndpointSlice';
+  readonly document: string;
+  readonly slice: string;
+  readonly cluster: string | null;
+  readonly family: string | null;
+  readonly leftAlone: string | null;
+  /** Its hub (`offloading.liqo.io/origin`); null when left alone. */
+  readonly hub: string | null;
+  /** Why its data annotation was not read; null otherwise. */
+  readonly data: string | null;
+  readonly listed: readonly ListedExplanation[];
+}
+
+export type SliceExplanation = EndpointSliceExplanation | ShadowExplanation;
 
 export interface FccExplanation {
   readonly cluster: string;
@@ -184,9 +251,22 @@ export function explainJson(results: readonly DocumentResult[], snapshot: Snapsh
     for (const slice of document.slices) {
       const { result } = slice;
       if ('skip' in result) {
-        slices.push({ document: document.name, slice: slice.name, cluster: null, family: null, leftAlone: `${result.skip}: ${result.detail}`, addresses: [] });
+        const leftAlone = `${result.skip}: ${result.detail}`;
+        slices.push(slice.kind === 'shadow'
+          ? { kind: 'ShadowEndpointSlice', document: document.name, slice: slice.name, cluster: null, family: null, leftAlone, hub: null, data: null, listed: [] }
+          : { document: document.name, slice: slice.name, cluster: null, family: null, leftAlone, addresses: [] });
         continue;
       }
+      if (slice.kind === 'shadow') {
+        const repair = slice.result;
+        if ('skip' in repair) continue;
+        slices.push({
+          kind: 'ShadowEndpointSlice', document: document.name, slice: slice.name, cluster: repair.shadow.clusterId, family: repair.shadow.family,
+          leftAlone: null, hub: repair.shadow.hub, data: dataNote(repair), listed: repair.addresses.map(listedExplanation),
+        });
+        continue;
+      }
+      if (!('slice' in result)) continue;
       const cluster = result.slice.clusterId;
       if (!clusters.includes(cluster)) clusters.push(cluster);
       slices.push({

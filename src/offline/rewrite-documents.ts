@@ -2,7 +2,11 @@
 import { admissionResponse, type ReviewSkipReason } from '../admission/responses.ts';
 import { patchFor, type PatchOperation } from '../admission/patch.ts';
 import { reviewEndpointSlice } from '../admission/review-endpoint-slice.ts';
-import { decodeReview } from '../admission/review.ts';
+import { reviewShadowEndpointSlice, type ShadowReviewed } from '../admission/review-shadow-endpoint-slice.ts';
+import { decodeReview, type AdmissionRequest } from '../admission/review.ts';
+import { shadowPatchFor } from '../admission/shadow-patch.ts';
+import { repairShadowEndpointSlice } from '../core/direct-connections.ts';
+import { asShadowEndpointSlice, isShadowEndpointSliceObject, SHADOW_GROUP, SHADOW_KIND } from '../core/shadow-endpoint-slice.ts';
 import type { Document, ListDocument } from '../util/documents.ts';
 import { asEndpointSlice, isSkip, sliceName } from '../core/endpoint-slice.ts';
 import { field, isArray, isObject, stringField, type Json, type JsonObject } from '../core/json.ts';
@@ -23,10 +27,15 @@ export interface DocumentResult {
 /** Why a slice was left alone: a SliceSkip, or a reason only a review has (such as its operation). */
 export interface LeftAlone { readonly skip: ReviewSkipReason | 'internal-error'; readonly detail: string }
 
-export interface SliceReport {
-  readonly name: string;
-  readonly result: SliceRewrite | LeftAlone;
-  readonly traces: readonly AddressTrace[];
+/** Per object: an EndpointSlice with the trace of each address, or a ShadowEndpointSlice with its listed addresses. */
+export type SliceReport =
+  | { readonly kind: 'endpointslice'; readonly name: string; readonly result: SliceRewrite | LeftAlone; readonly traces: readonly AddressTrace[] }
+  | { readonly kind: 'shadow'; readonly name: string; readonly result: ShadowReviewed | LeftAlone };
+
+/** The local cluster a report was decided for; undefined for an object left alone. */
+export function clusterOf(report: SliceReport): string | undefined {
+  if ('skip' in report.result) return undefined;
+  return 'slice' in report.result ? report.result.slice.clusterId : report.result.shadow.clusterId;
 }
 
 
@@ -36,9 +45,10 @@ export interface OfflineOptions {
 
 function rewriteOne(object: unknown, snapshot: Snapshot, options: OfflineOptions, prefix: string):
   { output: unknown; patch: PatchOperation[]; report: SliceReport } | string {
+  if (isShadowEndpointSliceObject(object)) return repairOne(object, snapshot, options, prefix);
   const traces: AddressTrace[] = [];
   const result = rewriteEndpointSlice(object, snapshot, options, (trace) => traces.push(trace));
-  const report = { name: sliceName(object), result, traces };
+  const report = { kind: 'endpointslice' as const, name: sliceName(object), result, traces };
   // The webhook lets a broken slice through untouched; offline, it is invalid input the user should hear about.
   if (isSkip(result) && result.skip === 'malformed') return `malformed EndpointSlice ${report.name}${prefix ? ` at ${prefix}` : ''}: ${result.detail}`;
   if (isSkip(result)) return { output: object, patch: [], report };
@@ -46,21 +56,51 @@ function rewriteOne(object: unknown, snapshot: Snapshot, options: OfflineOptions
   return { output: applyRewrite(result), patch, report };
 }
 
+/** A ShadowEndpointSlice: repaired as the shadow route would, with each listed address's outcome for --explain. */
+function repairOne(object: JsonObject, snapshot: Snapshot, options: OfflineOptions, prefix: string):
+  { output: unknown; patch: PatchOperation[]; report: SliceReport } | string {
+  const repair = repairShadowEndpointSlice(object, snapshot, { clusterId: options.clusterId });
+  const name = sliceName(object);
+  if (repair.kind === 'skip') {
+    if (repair.reason === 'malformed') return `malformed ShadowEndpointSlice ${name}${prefix ? ` at ${prefix}` : ''}: ${repair.detail}`;
+    return { output: object, patch: [], report: { kind: 'shadow', name, result: { skip: repair.reason, detail: repair.detail } } };
+  }
+  const patch = shadowPatchFor(repair).map((operation) => ({ ...operation, path: `${prefix}${operation.path}` }));
+  return { output: repair.kind === 'changed' ? repair.object : object, patch, report: { kind: 'shadow', name, result: repair } };
+}
+
+function leftAlone(outcome: { readonly kind: 'skipped'; readonly reason: ReviewSkipReason; readonly detail: string } | { readonly kind: 'error'; readonly error: unknown }): LeftAlone {
+  return outcome.kind === 'skipped' ? { skip: outcome.reason, detail: outcome.detail } : { skip: 'internal-error', detail: String(outcome.error) };
+}
+
+/** Whether a review is of a ShadowEndpointSlice: by its kind, or without one by its object. */
+function isShadowReview(request: AdmissionRequest): boolean {
+  return request.kind === undefined ? isShadowEndpointSliceObject(request.object) : request.kind.group === SHADOW_GROUP && request.kind.kind === SHADOW_KIND;
+}
+
 /** An AdmissionReview: answered exactly as the server would, with the traces of its object for --explain. */
 function reviewDocument(name: string, value: JsonObject, snapshot: Snapshot, options: OfflineOptions): DocumentResult | string {
   const decoded = decodeReview(value);
   if (!decoded.ok) return `${name}: invalid AdmissionReview: ${decoded.message}`;
   const request = decoded.value;
+  if (isShadowReview(request)) {
+    const outcome = reviewShadowEndpointSlice(request, snapshot, { clusterId: options.clusterId });
+    const result = outcome.kind === 'patched' || outcome.kind === 'unchanged' ? outcome.rewrite : leftAlone(outcome);
+    return {
+      name,
+      output: admissionResponse(request, outcome),
+      patch: outcome.kind === 'patched' ? shadowPatchFor(outcome.rewrite) : [],
+      slices: [{ kind: 'shadow', name: sliceName(request.object), result }],
+    };
+  }
   const traces: AddressTrace[] = [];
   const outcome = reviewEndpointSlice(request, snapshot, { ...options, observe: (trace) => traces.push(trace) });
-  const explained: SliceRewrite | LeftAlone = outcome.kind === 'patched' || outcome.kind === 'unchanged'
-    ? outcome.rewrite
-    : { skip: outcome.kind === 'skipped' ? outcome.reason : 'internal-error', detail: outcome.kind === 'skipped' ? outcome.detail : String(outcome.error) };
+  const explained: SliceRewrite | LeftAlone = outcome.kind === 'patched' || outcome.kind === 'unchanged' ? outcome.rewrite : leftAlone(outcome);
   return {
     name,
     output: admissionResponse(request, outcome),
     patch: outcome.kind === 'patched' ? patchFor(outcome.rewrite) : [],
-    slices: [{ name: sliceName(request.object), result: explained, traces }],
+    slices: [{ kind: 'endpointslice', name: sliceName(request.object), result: explained, traces }],
   };
 }
 
@@ -71,16 +111,24 @@ export interface ItemResult {
   readonly report: SliceReport;
 }
 
+/** What a typed List's items are, and how their missing apiVersion and kind are put back. */
+type ListType = 'EndpointSliceList' | 'ShadowEndpointSliceList' | undefined;
+
+function listType(kind: unknown): ListType {
+  return kind === 'EndpointSliceList' || kind === 'ShadowEndpointSliceList' ? kind : undefined;
+}
+
 /** Item `i` of a List rewritten in place, the patch paths prefixed with its index; a string says why it is invalid. */
-function rewriteItem(name: string, typed: boolean, item: unknown, i: number, snapshot: Snapshot, options: OfflineOptions): ItemResult | string {
-  const one = rewriteOne(typed ? asEndpointSlice(item) : item, snapshot, options, `/items/${i}`);
+function rewriteItem(name: string, typed: ListType, item: unknown, i: number, snapshot: Snapshot, options: OfflineOptions): ItemResult | string {
+  const whole = typed === 'EndpointSliceList' ? asEndpointSlice(item) : typed === 'ShadowEndpointSliceList' ? asShadowEndpointSlice(item) : item;
+  const one = rewriteOne(whole, snapshot, options, `/items/${i}`);
   if (typeof one === 'string') return `${name}: ${one}`;
-  return typed ? { ...one, output: isObject(item) && isObject(one.output) ? withoutAddedType(item, one.output) : one.output } : one;
+  return typed !== undefined ? { ...one, output: isObject(item) && isObject(one.output) ? withoutAddedType(item, one.output) : one.output } : one;
 }
 
 /** A List: every item rewritten in place, the patch paths prefixed with the item's index. */
 function listDocument(name: string, value: JsonObject, items: readonly Json[], snapshot: Snapshot, options: OfflineOptions): DocumentResult | string {
-  const typed = stringField(value, 'kind') === 'EndpointSliceList';
+  const typed = listType(stringField(value, 'kind'));
   const rewritten = [];
   for (const [i, item] of items.entries()) {
     const one = rewriteItem(name, typed, item, i, snapshot, options);
@@ -100,7 +148,7 @@ function listDocument(name: string, value: JsonObject, items: readonly Json[], s
  * is read, so that only the one in hand is held. A string says why the input is invalid.
  */
 export function rewriteListItems(list: ListDocument, snapshot: Snapshot, options: OfflineOptions, onItem: (result: ItemResult) => void): string | undefined {
-  const typed = list.header['kind'] === 'EndpointSliceList';
+  const typed = listType(list.header['kind']);
   for (let i = 0; i < list.length; i++) {
     const item = list.item(i);
     if (!item.ok) return item.message;
@@ -114,7 +162,7 @@ export function rewriteListItems(list: ListDocument, snapshot: Snapshot, options
 /** One document whole; a string says why it is invalid. */
 export function rewriteDocument(document: Document, snapshot: Snapshot, options: OfflineOptions = {}): DocumentResult | string {
   const { value, name } = document;
-  if (!isObject(value)) return `${name}: not an object (expected an EndpointSlice, a List or an AdmissionReview)`;
+  if (!isObject(value)) return `${name}: not an object (expected an EndpointSlice, a ShadowEndpointSlice, a List or an AdmissionReview)`;
   const kind = stringField(value, 'kind');
   if (kind === 'AdmissionReview') return reviewDocument(name, value, snapshot, options);
   const items = kind?.endsWith('List') ? field(value, 'items') : undefined;

@@ -176,6 +176,10 @@ test('unresolved, no-hub-network: no Configuration for the hub, or the allocated
   const ips = [hubIpObject({ pod: 'web-0', ip: '10.203.0.5', allocated: '10.99.0.12' })];
   const outside = outcome(repair(shadowObject(webShadow), directWorld({ tunnels, ips })), '10.203.0.5');
   assert.ok(outside.outcome === 'unresolved' && outside.reason === 'no-hub-network', JSON.stringify(outside));
+  // Liqo's controller finds the hub's Configuration by cluster ID and fails on two.
+  const secondToHub = { ...leafToHub, metadata: { ...(leafToHub.metadata as JsonObject), name: 'cluster1-b' } };
+  const two = outcome(repair(shadowObject(webShadow), directWorld({ tunnels, leaf: [leafToHub, secondToHub, leafToCluster3, leafToCluster4] })), '10.203.0.5');
+  assert.ok(two.outcome === 'unresolved' && two.reason === 'no-hub-network' && two.detail.includes('it has 2'), JSON.stringify(two));
 });
 
 test('unresolved, too-large: annotations that would reach 262,144 bytes leave the shadow as the hub wrote it', () => {

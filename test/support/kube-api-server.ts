@@ -210,8 +210,11 @@ export interface KubeApiServer {
   /** Ends open watches cleanly, as the API server does when a watch times out. */
   endWatches(): void;
   openWatches(): number;
-  /** The next `count` requests matching `match` answer `status` with a matching `Status` body, before any other work. */
-  failNext(match: FailureMatch, status: number): void;
+  /**
+   * The next `count` requests matching `match` answer `status` with a matching `Status` body, before any other work.
+   * A 429 or 503 says Retry-After: 1 (the API server's own), or `retryAfterSeconds` (0: no header).
+   */
+  failNext(match: FailureMatch, status: number, options?: { readonly retryAfterSeconds?: number }): void;
   /** While unavailable, open watches are dropped and requests fail as `mode` says (default 'status'). */
   setAvailable(available: boolean, options?: { readonly mode?: UnavailableMode }): void;
   /** From now on only this bearer token is accepted (a rotated, revoked one answers 401); open watches carry on. */
@@ -315,7 +318,7 @@ const errors = {
 };
 
 /** The Status a generic failure of `code` carries: NewGenericServerResponse's reasons and messages. */
-function genericStatusError(code: number, def: ResourceDefinition | undefined, name: string | undefined): KubeStatusError {
+function genericStatusError(code: number, def: ResourceDefinition | undefined, name: string | undefined, retryAfterSeconds = 1): KubeStatusError {
   if (code === 409 && def !== undefined) return errors.conflict(def, name ?? '', OPTIMISTIC_LOCK_MESSAGE);
   if (code === 404 && def !== undefined && name !== undefined) return errors.notFound(def, name);
   const table: Record<number, readonly [string, string]> = {
@@ -332,7 +335,7 @@ function genericStatusError(code: number, def: ResourceDefinition | undefined, n
     504: ['Timeout', 'the server was unable to return a response in the time allotted, but may still be processing the request'],
   };
   const [reason, message] = table[code] ?? ['Unknown', `the server responded with the status code ${code} but did not return more information`];
-  const retry = code === 429 || code === 503 ? { retryAfterSeconds: 1 } : undefined;
+  const retry = code === 429 || code === 503 ? { retryAfterSeconds } : undefined;
   return new KubeStatusError(code, reason, message, retry);
 }
 
@@ -910,7 +913,7 @@ class ApiServer implements KubeApiServer {
   private readonly server = createServer((request, response) => void this.handle(request, response));
   private readonly sockets = new Set<Socket>();
   private readonly log: Array<{ -readonly [K in keyof RecordedRequest]: RecordedRequest[K] }> = [];
-  private readonly failures: Array<{ match: FailureMatch; status: number; remaining: number }> = [];
+  private readonly failures: Array<{ match: FailureMatch; status: number; remaining: number; retryAfterSeconds: number | undefined }> = [];
   private readonly tempDirs: string[] = [];
   private unavailable: UnavailableMode | undefined;
   private token: string | undefined;
@@ -1056,8 +1059,8 @@ class ApiServer implements KubeApiServer {
     return this.store.watchers.size;
   }
 
-  failNext(match: FailureMatch, status: number): void {
-    this.failures.push({ match, status, remaining: match.count ?? 1 });
+  failNext(match: FailureMatch, status: number, options: { readonly retryAfterSeconds?: number } = {}): void {
+    this.failures.push({ match, status, remaining: match.count ?? 1, retryAfterSeconds: options.retryAfterSeconds });
   }
 
   setToken(token: string): void {
@@ -1087,7 +1090,7 @@ class ApiServer implements KubeApiServer {
     };
   }
 
-  private takeFailure(method: string, path: string, watch: boolean): number | undefined {
+  private takeFailure(method: string, path: string, watch: boolean): { status: number; retryAfterSeconds: number | undefined } | undefined {
     const index = this.failures.findIndex(({ match }) =>
       (match.method === undefined || match.method.toUpperCase() === method)
       && (match.pathIncludes === undefined || path.includes(match.pathIncludes))
@@ -1096,7 +1099,7 @@ class ApiServer implements KubeApiServer {
     if (failure === undefined) return undefined;
     failure.remaining -= 1;
     if (failure.remaining <= 0) this.failures.splice(index, 1);
-    return failure.status;
+    return { status: failure.status, retryAfterSeconds: failure.retryAfterSeconds };
   }
 
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -1131,7 +1134,7 @@ class ApiServer implements KubeApiServer {
       const route = this.route(url.pathname);
       if (route?.watchPath === true) entry.watch = true;
       const injected = this.takeFailure(method, url.pathname, entry.watch);
-      if (injected !== undefined) throw genericStatusError(injected, route?.resource.def, route?.name);
+      if (injected !== undefined) throw genericStatusError(injected.status, route?.resource.def, route?.name, injected.retryAfterSeconds);
       // No discovery documents: the product names every path itself (CustomObjectsApi), never asks what is served.
       if (route === undefined) throw errors.noSuchResource();
       await this.serveResource(method, route, query, mediaType(contentType), entry.body, response);
