@@ -119,7 +119,7 @@ async function withShadowPass(options: { readonly crd?: boolean; readonly absent
 const REPAIRED = '[["10.200.0.5"],["10.200.0.6"],["10.200.0.9"]]';
 
 test('shadows stored as the hub wrote them are repaired by the first pass, with a guarded patch each, and never written twice', async () => {
-  await withShadowPass({}, async ({ passes, patches, addresses, reconciler, server }) => {
+  await withShadowPass({}, async ({ passes, patches, addresses, reconciler, server, metrics }) => {
     await waitFor(() => passes() >= 1, { description: 'the first pass' });
     assert.equal(addresses('web-abcde'), REPAIRED);
     assert.equal(patches(), 1);
@@ -130,6 +130,11 @@ test('shadows stored as the hub wrote them are repaired by the first pass, with 
     reconciler.trigger('again', 0);
     await waitFor(() => passes() >= 2);
     assert.equal(patches(), 1, 'a repaired shadow is in step: nothing is written again');
+    // Counted as shadows, not as EndpointSlices: the dashboard's panels of each kind.
+    const text = await metrics.registry.metrics();
+    assert.match(text, /shortcut_webhook_shadows_reconciled_total\{result="patched"\} 1\n/);
+    assert.match(text, /shortcut_webhook_shadows_reconciled_total\{result="unchanged"\} 1\n/);
+    assert.match(text, /shortcut_webhook_slices_reconciled_total\{result="patched"\} 0\n/);
   }, ['web-abcde']);
 });
 
