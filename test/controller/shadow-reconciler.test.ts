@@ -207,3 +207,14 @@ test('a list answered 429 with a Retry-After (the API server building its cache 
     assert.equal(server.requests.filter((r) => r.path.endsWith('/shadowendpointslices') && r.status === 429).length, 1);
   });
 });
+
+test('a shadow deleted between the list and its patch (404) is gone, not an error: no warning, no retry of the pass', async () => {
+  await withShadowPass({}, async ({ passes, server, metrics, said }) => {
+    server.failNext({ method: 'PATCH', pathIncludes: '/shadowendpointslices/' }, 404);
+    await waitFor(() => passes() >= 1, { description: 'the first pass' });
+    const text = await metrics.registry.metrics();
+    assert.match(text, /shortcut_webhook_shadows_reconciled_total\{result="gone"\} 1\n/);
+    assert.match(text, /shortcut_webhook_shadows_reconciled_total\{result="error"\} 0\n/);
+    assert.equal(said(/had errors or conflicts/), 0, 'no retry scheduled');
+  });
+});
