@@ -66,3 +66,12 @@ test('the size bound counts bytes as Go does: two-byte letters that fit in UTF-1
   const fits = await stored({}, { ...web0, annotations: { note: 'e'.repeat(131_000) } });
   assert.deepEqual(fits.addresses, [['10.200.0.5']]);
 });
+
+test('a null list in a later spelling of clusterAddresses empties the cluster, as Go merges them: its address is not listed, not repaired', async () => {
+  // Go's encoding/json decodes both keys into one map, and a null list sets the cluster's list to nil: Liqo then maps
+  // 10.203.0.5 with the hub's Configuration, so a repair would send another address through the hub.
+  const data = '{"clusterAddresses":{"cluster3":["10.203.0.5"]},"CLUSTERADDRESSES":{"cluster3":null}}';
+  const result = await stored({}, { ...web0, data });
+  assert.equal(result.patched, false, JSON.stringify(result));
+  assert.deepEqual(result.addresses, [['10.203.0.5']]);
+});
