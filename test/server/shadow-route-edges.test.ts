@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import jsonpatch from 'fast-json-patch';
 import type { Json, JsonObject } from '../../src/core/json.ts';
-import { reviewObject, shadowObject, type ShadowSpec } from '../support/builders.ts';
+import { hubIpObject, reviewObject, shadowObject, type ShadowSpec } from '../support/builders.ts';
 import { directWorldParts, leafToCluster3, leafToCluster4, leafToHub, type DirectWorld } from '../support/direct-world.ts';
 import { post1 } from '../support/https-client.ts';
 import { startHarness } from '../support/webhook-harness.ts';
@@ -17,16 +17,16 @@ let harness: Awaited<ReturnType<typeof startHarness>>;
 before(async () => { harness = await startHarness(); });
 after(async () => { await harness.close(); });
 
-function shadowReview(object: Json): JsonObject {
+function shadowReview(object: Json, version = 'v1beta1'): JsonObject {
   const review = reviewObject(object, {});
-  return { ...review, request: { ...(review.request as JsonObject), kind: { group: 'offloading.liqo.io', version: 'v1beta1', kind: 'ShadowEndpointSlice' } } };
+  return { ...review, request: { ...(review.request as JsonObject), kind: { group: 'offloading.liqo.io', version, kind: 'ShadowEndpointSlice' } } };
 }
 
 /** The shadow as the API server would store it after the served review, in this world. */
-async function stored(world: DirectWorld, spec: ShadowSpec): Promise<{ addresses: string[][]; annotations: Record<string, string>; patched: boolean }> {
+async function stored(world: DirectWorld, spec: ShadowSpec, version?: string): Promise<{ addresses: string[][]; annotations: Record<string, string>; patched: boolean }> {
   harness.store.publish(directWorldParts(world));
   const object = shadowObject(spec);
-  const answer = await post1(harness.url, harness.certs.ca, JSON.stringify(shadowReview(object)), { path: PATH });
+  const answer = await post1(harness.url, harness.certs.ca, JSON.stringify(shadowReview(object, version)), { path: PATH });
   assert.equal(answer.status, 200);
   const response = (JSON.parse(answer.body) as { response: { allowed: boolean; patch?: string } }).response;
   assert.equal(response.allowed, true);
@@ -74,4 +74,26 @@ test('a null list in a later spelling of clusterAddresses empties the cluster, a
   const result = await stored({}, { ...web0, data });
   assert.equal(result.patched, false, JSON.stringify(result));
   assert.deepEqual(result.addresses, [['10.203.0.5']]);
+});
+
+test('one address carried by two endpoints of two pods, each with a hub IP at it: no hub path (either pod\'s IP would misroute the other)', async () => {
+  const ips = [hubIpObject({ pod: 'web-0', ip: '10.203.0.5', allocated: '10.70.0.12' }), hubIpObject({ pod: 'db-0', ip: '10.203.0.5', allocated: '10.70.0.14' })];
+  const spec = { endpoints: [{ addresses: ['10.203.0.5'], pod: 'web-0' }, { addresses: ['10.203.0.5'], pod: 'db-0' }], data: web0.data };
+  const result = await stored({ tunnels: { cluster3: ['Error'] }, ips }, spec);
+  assert.equal(result.patched, false, JSON.stringify(result));
+  assert.deepEqual(result.addresses, [['10.203.0.5'], ['10.203.0.5']]);
+});
+
+test('/debug/pairs agrees with the repair: two leaf Configurations for the hub give no hub path for a peer whose tunnel is down', async () => {
+  const secondToHub = { ...leafToHub, metadata: { ...(leafToHub.metadata as JsonObject), name: 'cluster1-again' } };
+  harness.store.publish(directWorldParts({ tunnels: { cluster3: ['Error'] }, leaf: [leafToHub, secondToHub, leafToCluster3, leafToCluster4] }));
+  const body = await (await fetch(`${harness.opsUrl}/debug/pairs`)).json() as { hub: { directConnections: { peer: string; state: string; reason: string | null }[] } };
+  const cluster3 = body.hub.directConnections.find((entry) => entry.peer === 'cluster3');
+  assert.deepEqual([cluster3?.state, cluster3?.reason], ['unresolved', 'no-hub-network']);
+});
+
+test('a review of a ShadowEndpointSlice of another API version is left alone: its fields are not v1beta1\'s', async () => {
+  const result = await stored({}, web0, 'v1alpha1');
+  assert.equal(result.patched, false);
+  assert.deepEqual((await stored({}, web0)).addresses, [['10.200.0.5']], 'the same shadow as v1beta1 is repaired');
 });
