@@ -42,3 +42,10 @@ test('without the hub\'s objects nothing is repaired and explain says why', asyn
   assert.match(run.stdout, /10\.63\.0\.40 +10\.63\.0\.40 +cluster3 +unresolved: hub-unknown/);
   assert.match(run.stdout, /10\.64\.0\.7 +10\.64\.0\.7 +cluster4 +unresolved: hub-unknown +this leaf has no Liqo Configuration for cluster4; the hub's IPAM objects are not known/);
 });
+
+test('a shadow\'s destination label names its leaf, whatever --cluster-id says (the flag is for shadows without one)', async () => {
+  const run = await runCli(['rewrite', ...inputs, '--cluster-id', 'cluster9', '--explain', '-o', 'json', `${root}examples/direct-connections/shadowendpointslice.yaml`]);
+  assert.equal(run.code, 0, run.stderr);
+  const [shadow] = (JSON.parse(run.stdout) as { slices: Record<string, unknown>[] }).slices;
+  assert.equal(shadow?.['cluster'], 'cluster2');
+});

@@ -8,7 +8,10 @@ import { reviewEndpointSlice } from '../../src/admission/review-endpoint-slice.t
 import { decodeReview } from '../../src/admission/review.ts';
 import type { Json, JsonObject } from '../../src/core/json.ts';
 import type { Snapshot } from '../../src/core/snapshot.ts';
-import { fcc, reviewObject, sliceObject, snapshotOf } from '../support/builders.ts';
+import { indexHubIps } from '../../src/core/hub-ipam.ts';
+import { decodeConfiguration, tunnelStates } from '../../src/core/leaf-views.ts';
+import { buildSnapshot } from '../../src/core/snapshot.ts';
+import { configurationObject, connectionObject, fcc, reviewObject, sliceObject, snapshotOf } from '../support/builders.ts';
 
 /** Stored rewritten: 10.63.0.151 (the hub's view) moved into the shortcut's 10.61.0.151, the original recorded. */
 const stored = sliceObject({
@@ -39,5 +42,28 @@ test('a hub address Liqo\'s writer sends is rewritten as before', () => {
 test('a write that carries back what we wrote (our controller, another client, no manager said) is restored as before', () => {
   for (const manager of ['shortcut-webhook', 'kubectl-edit', undefined]) {
     assert.deepEqual(reviewed(stored, snapshotOf([]), manager), { addresses: [['10.63.0.151']], annotations: {} }, String(manager));
+  }
+});
+
+/** The same leaf behind a hub whose IPAM is known: the stock path is active, and 10.63.0.151 is still the FCC path's. */
+function withHubKnown(fccs: readonly ReturnType<typeof fcc>[]): Snapshot {
+  return buildSnapshot({
+    version: 1, fccs,
+    tunnels: tunnelStates([connectionObject('cluster3', 'Connected')]),
+    configurations: [configurationObject({ peer: 'cluster1' })].map((c) => decodeConfiguration(c)),
+    hub: { known: true, ips: indexHubIps([]), configurations: [] },
+  });
+}
+
+test('Liqo\'s writer carrying back what we wrote on the FCC path (a reinvoked review) keeps the record, also behind a hub whose IPAM is known', () => {
+  const manager = 'shadow-endpointslice-controller';
+  for (const known of [false, true]) {
+    const view = (fccs: readonly ReturnType<typeof fcc>[]) => (known ? withHubKnown(fccs) : snapshotOf(fccs));
+    assert.deepEqual(reviewed(stored, view([fcc()]), manager), {
+      addresses: [['10.61.0.151']],
+      annotations: { 'liqo.io/shortcut-addresses': '10.61.0.151', 'liqo.io/shortcut-original-addresses': '{"10.61.0.151":"10.63.0.151"}' },
+    }, `hub known: ${known}`);
+    // The shortcut gone: restored to the hub's address, not left on a shortcut that no longer exists.
+    assert.deepEqual(reviewed(stored, view([]), manager), { addresses: [['10.63.0.151']], annotations: {} }, `hub known: ${known}`);
   }
 });

@@ -55,6 +55,8 @@ async function withSlices(count: number, options: { maxConcurrentWrites?: number
     await waitFor(() => passes().length >= 1, { description: 'the first pass' });
     await run({ server, store, sleeps, passes, stored, reconciler });
   } finally {
+    // A test that failed while the pass waits on a sleep of its own: ended, so that stop() returns and the failure shows.
+    while (sleeps.pending() > 0) sleeps.release();
     await reconciler.stop();
     await server.close();
   }

@@ -119,7 +119,7 @@ async function withShadowPass(options: { readonly crd?: boolean; readonly absent
 const REPAIRED = '[["10.200.0.5"],["10.200.0.6"],["10.200.0.9"]]';
 
 test('shadows stored as the hub wrote them are repaired by the first pass, with a guarded patch each, and never written twice', async () => {
-  await withShadowPass({}, async ({ passes, patches, addresses, reconciler, server }) => {
+  await withShadowPass({}, async ({ passes, patches, addresses, reconciler, server, metrics }) => {
     await waitFor(() => passes() >= 1, { description: 'the first pass' });
     assert.equal(addresses('web-abcde'), REPAIRED);
     assert.equal(patches(), 1);
@@ -130,6 +130,11 @@ test('shadows stored as the hub wrote them are repaired by the first pass, with 
     reconciler.trigger('again', 0);
     await waitFor(() => passes() >= 2);
     assert.equal(patches(), 1, 'a repaired shadow is in step: nothing is written again');
+    // Counted as shadows, not as EndpointSlices: the dashboard's panels of each kind.
+    const text = await metrics.registry.metrics();
+    assert.match(text, /shortcut_webhook_shadows_reconciled_total\{result="patched"\} 1\n/);
+    assert.match(text, /shortcut_webhook_shadows_reconciled_total\{result="unchanged"\} 1\n/);
+    assert.match(text, /shortcut_webhook_slices_reconciled_total\{result="patched"\} 0\n/);
   }, ['web-abcde']);
 });
 
@@ -182,11 +187,13 @@ test('where the ShadowEndpointSlice CRD is absent the pass idles, says so once, 
 });
 
 test('where listing shadows is refused (403) the pass idles and says so once, with no retry storm', async () => {
-  await withShadowPass({ absentRetryMs: 50 }, async ({ server, said, reconciler, patches }) => {
+  await withShadowPass({ absentRetryMs: 50 }, async ({ server, said, reconciler, patches, passes }) => {
     server.failNext({ method: 'GET', pathIncludes: '/shadowendpointslices', count: 1000 }, 403);
     reconciler.trigger('probe', 0);
-    await waitFor(() => server.requests.filter((r) => r.path.endsWith('/shadowendpointslices') && r.status === 403).length >= 3,
+    await waitFor(() => server.requests.filter((r) => r.path.endsWith('/shadowendpointslices') && r.status === 403).length >= 6,
       { description: 'looked for again' });
+    // Looked for with one cheap list, not a pass over every EndpointSlice each time: the first pass and the probe's.
+    assert.ok(passes() <= 2, `${passes()} passes while the shadows stay refused`);
     assert.equal(said(/resource not granted/), 1, 'said once');
     assert.equal(patches(), 0);
     assert.equal(said(/pass failed/), 0, 'not a failing pass');
@@ -200,5 +207,16 @@ test('a list answered 429 with a Retry-After (the API server building its cache 
     assert.equal(said(/pass failed/), 0);
     assert.equal(addresses('web-abcde'), REPAIRED);
     assert.equal(server.requests.filter((r) => r.path.endsWith('/shadowendpointslices') && r.status === 429).length, 1);
+  });
+});
+
+test('a shadow deleted between the list and its patch (404) is gone, not an error: no warning, no retry of the pass', async () => {
+  await withShadowPass({}, async ({ passes, server, metrics, said }) => {
+    server.failNext({ method: 'PATCH', pathIncludes: '/shadowendpointslices/' }, 404);
+    await waitFor(() => passes() >= 1, { description: 'the first pass' });
+    const text = await metrics.registry.metrics();
+    assert.match(text, /shortcut_webhook_shadows_reconciled_total\{result="gone"\} 1\n/);
+    assert.match(text, /shortcut_webhook_shadows_reconciled_total\{result="error"\} 0\n/);
+    assert.equal(said(/had errors or conflicts/), 0, 'no retry scheduled');
   });
 });

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
+import { ApiException, KubeConfig } from '@kubernetes/client-node';
 import { createLogger } from '../../src/log.ts';
 import { keepObject, ListWatch } from '../../src/view/list-watch.ts';
 import { waitFor } from '../support/wait-for.ts';
@@ -132,5 +132,27 @@ test('a list that keeps failing is retried after doubling, capped delays, then t
   } finally {
     await loop.stop();
     server.close();
+  }
+});
+
+test('a list answered 429 again and again is asked again when Retry-After says ten times in a row, then after the backoff', async (t) => {
+  const delays = backoffDelays(t);
+  let lists = 0;
+  const loop = new ListWatch({
+    name: 'things', config: new KubeConfig(), watchPath: '/api/v1/things', keep: keepObject, onChange: () => {}, logger: createLogger('silent'),
+    backoff: BACKOFF, onListError: () => 'unexpected',
+    list: async () => {
+      lists++;
+      throw new ApiException(429, 'Too Many Requests', '{"kind":"Status","code":429}', { 'retry-after': '0' });
+    },
+  });
+  loop.start();
+  try {
+    await waitFor(() => lists >= 13, { description: 'lists past the tenth 429' });
+    assert.ok(delays.length >= 1, `no backoff after ${lists} lists answered 429: an API server that stays overloaded is asked for ever`);
+    // The backoff grew meanwhile (each honoured Retry-After is an attempt): a delay of the backoff's, whichever step.
+    assert.ok((delays[0] ?? 0) >= BACKOFF.initialMs / 2 && (delays[0] ?? 0) <= BACKOFF.maxMs, `the first backoff, ${delays[0]} ms`);
+  } finally {
+    await loop.stop();
   }
 });

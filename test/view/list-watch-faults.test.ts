@@ -240,3 +240,29 @@ test('stop() ends a loop whose watch the server has not answered yet (a hub that
     server.close();
   }
 });
+
+test('a right revoked on an open watch (its renewal answered 403) is listed again at once, not after a backoff', async () => {
+  const server = await scriptedServer((index, response) => {
+    if (index === 0) response.writeHead(403, { 'content-type': 'application/json' }).end('{"kind":"Status","code":403}');
+    else response.writeHead(200, { 'content-type': 'application/json' }).flushHeaders();
+  });
+  const api = new URL(server.config.getCurrentCluster()?.server ?? '');
+  const loop = new ListWatch({
+    name: 'things', config: server.config, watchPath: '/api/v1/things', keep: keepObject, onChange: () => {}, logger: createLogger('silent'),
+    // A backoff far longer than the test: only a list at once brings the owner's decision in time.
+    backoff: { initialMs: 600_000, maxMs: 600_000 },
+    list: async () => {
+      const answer = await fetch(new URL('/api/v1/things', api));
+      const body = await answer.json() as { items: unknown[]; metadata: { resourceVersion: string } };
+      return { items: body.items, resourceVersion: body.metadata.resourceVersion };
+    },
+  });
+  loop.start();
+  try {
+    await waitFor(() => server.lists() >= 2, { description: 'the list after the refused watch', timeoutMs: 10_000 });
+    assert.deepEqual(server.watchesBeforeList.slice(0, 2), [0, 1]);
+  } finally {
+    await loop.stop();
+    server.close();
+  }
+});
