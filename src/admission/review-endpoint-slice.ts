@@ -4,7 +4,7 @@ import { isUnchanged, rewriteEndpointSlice, type TraceObserver } from '../core/r
 import type { Snapshot } from '../core/snapshot.ts';
 import { encodedPatch } from './patch.ts';
 import { Outcome, type ReviewOutcome } from './responses.ts';
-import type { AdmissionRequest } from './review.ts';
+import { notForRule, type AdmissionRequest } from './review.ts';
 
 export interface ReviewOptions {
   /** `--cluster-id`: the local cluster for slices without the destination label. */
@@ -13,16 +13,12 @@ export interface ReviewOptions {
   readonly observe?: TraceObserver | undefined;
 }
 
-const MUTATED_OPERATIONS = new Set(['CREATE', 'UPDATE']);
+const ENDPOINT_SLICE_GVK = { group: 'discovery.k8s.io', version: 'v1', kind: ENDPOINT_SLICE_KIND } as const;
 
 export function reviewEndpointSlice(request: AdmissionRequest, snapshot: Snapshot, options: ReviewOptions = {}): ReviewOutcome {
-  if (!MUTATED_OPERATIONS.has(request.operation)) {
-    return Outcome.skipped('operation', `${request.operation} is not CREATE or UPDATE`);
-  }
+  const gate = notForRule(request, ENDPOINT_SLICE_GVK, 'not-endpointslice');
+  if (gate !== undefined) return Outcome.skipped(gate.reason, gate.detail);
   const { kind } = request;
-  if (kind !== undefined && (kind.group !== 'discovery.k8s.io' || kind.version !== 'v1' || kind.kind !== ENDPOINT_SLICE_KIND)) {
-    return Outcome.skipped('not-endpointslice', `${kind.group}/${kind.version} ${kind.kind} is not discovery.k8s.io/v1 EndpointSlice`);
-  }
   // The review's kind vouches for the object's type; an object written without apiVersion/kind (a hand-made
   // review, a tool that strips them) is read as what the API server says it is.
   const object = kind === undefined ? request.object : asEndpointSlice(request.object);

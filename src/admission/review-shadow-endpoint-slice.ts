@@ -4,7 +4,7 @@ import { repairShadowEndpointSlice, type ShadowRepair } from '../core/direct-con
 import { asShadowEndpointSlice, SHADOW_GROUP, SHADOW_KIND, SHADOW_VERSION } from '../core/shadow-endpoint-slice.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import { Outcome, type ReviewOutcome } from './responses.ts';
-import type { AdmissionRequest } from './review.ts';
+import { notForRule, type AdmissionRequest } from './review.ts';
 import { encodedShadowPatch } from './shadow-patch.ts';
 
 /** What a review answers with: the repair, never a skip (a skip is the outcome's own kind). */
@@ -15,16 +15,12 @@ export interface ShadowReviewOptions {
   readonly clusterId?: string | undefined;
 }
 
-const MUTATED_OPERATIONS = new Set(['CREATE', 'UPDATE']);
+const SHADOW_GVK = { group: SHADOW_GROUP, version: SHADOW_VERSION, kind: SHADOW_KIND } as const;
 
 export function reviewShadowEndpointSlice(request: AdmissionRequest, snapshot: Snapshot, options: ShadowReviewOptions = {}): ReviewOutcome<ShadowReviewed> {
-  if (!MUTATED_OPERATIONS.has(request.operation)) {
-    return Outcome.skipped('operation', `${request.operation} is not CREATE or UPDATE`);
-  }
+  const gate = notForRule(request, SHADOW_GVK, 'not-shadowendpointslice');
+  if (gate !== undefined) return Outcome.skipped(gate.reason, gate.detail);
   const { kind } = request;
-  if (kind !== undefined && (kind.group !== SHADOW_GROUP || kind.version !== SHADOW_VERSION || kind.kind !== SHADOW_KIND)) {
-    return Outcome.skipped('not-shadowendpointslice', `${kind.group}/${kind.version} ${kind.kind} is not ${SHADOW_GROUP}/${SHADOW_VERSION} ${SHADOW_KIND}`);
-  }
   // As for EndpointSlices: the review's kind vouches for an object written without apiVersion/kind.
   const object = kind === undefined ? request.object : asShadowEndpointSlice(request.object);
   const repair = repairShadowEndpointSlice(object, snapshot, { clusterId: options.clusterId });

@@ -57,3 +57,19 @@ export function decodeReview(body: unknown): DecodedReview {
     fieldManager: stringField(objectField(request, 'options') ?? {}, 'fieldManager'),
   });
 }
+
+const MUTATED_OPERATIONS: ReadonlySet<string> = new Set(['CREATE', 'UPDATE']);
+
+/**
+ * What every resource's review checks before its rule runs: a CREATE or UPDATE, of the resource's own group, version
+ * and kind where the review names one (a hand-made review may not). Undefined: the rule runs; else why it does not.
+ */
+export function notForRule<R extends string>(request: AdmissionRequest, expected: GroupVersionKind, wrongKind: R):
+  { readonly reason: 'operation' | R; readonly detail: string } | undefined {
+  if (!MUTATED_OPERATIONS.has(request.operation)) return { reason: 'operation', detail: `${request.operation} is not CREATE or UPDATE` };
+  const { kind } = request;
+  if (kind !== undefined && (kind.group !== expected.group || kind.version !== expected.version || kind.kind !== expected.kind)) {
+    return { reason: wrongKind, detail: `${kind.group}/${kind.version} ${kind.kind} is not ${expected.group}/${expected.version} ${expected.kind}` };
+  }
+  return undefined;
+}
