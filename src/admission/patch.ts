@@ -1,6 +1,6 @@
 // JSON Patch (RFC 6902) built straight from the rewrite's edits: no clone, no diff of whole objects.
 // Paths point into the object exactly as received, so everything the webhook does not know survives.
-import type { Json } from '../core/json.ts';
+import type { Json, JsonObject } from '../core/json.ts';
 import { editedAnnotations, type SliceRewrite } from '../core/rewrite.ts';
 
 export type PatchOperation =
@@ -12,34 +12,43 @@ export function escapePointer(token: string): string {
   return token.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
-/** The annotation part of the patch: after the address replacements, in the order the rewrite lists its keys. */
-function annotationOperations(rewrite: SliceRewrite): PatchOperation[] {
-  const current = rewrite.slice.annotations;
-  if (rewrite.annotations.length === 0) return [];
+/**
+ * The annotation part of a patch, after the address replacements, in the order the rule lists its keys: `current` is
+ * the map as received (undefined: none, or null), `mapLeft` whether the result still has one (asked only when it matters: on the hot path, most reviews edit no annotation). Both resources' rules
+ * edit annotations the same way.
+ */
+export function annotationOperations(
+  current: JsonObject | undefined, edits: readonly { readonly key: string; readonly value: string | undefined }[], mapLeft: () => boolean,
+): PatchOperation[] {
+  if (edits.length === 0) return [];
   if (current === undefined) {
     // No map yet (or a null one): adding it whole is the only valid way, child paths would not resolve.
     const map: Record<string, string> = {};
-    for (const { key, value } of rewrite.annotations) if (value !== undefined) map[key] = value;
+    for (const { key, value } of edits) if (value !== undefined) map[key] = value;
     return [{ op: 'add', path: '/metadata/annotations', value: map }];
   }
-  // The last of the map's keys removed: the map goes too, as applyRewrite has it.
-  if (editedAnnotations(rewrite) === undefined) return [{ op: 'remove', path: '/metadata/annotations' }];
-  return rewrite.annotations.map(({ key, value }): PatchOperation => {
+  // The last of the map's keys removed: the map goes too, as the rule's result has it.
+  if (!mapLeft()) return [{ op: 'remove', path: '/metadata/annotations' }];
+  return edits.map(({ key, value }): PatchOperation => {
     const path = `/metadata/annotations/${escapePointer(key)}`;
     if (value === undefined) return { op: 'remove', path };
     return { op: Object.hasOwn(current, key) ? 'replace' : 'add', path, value };
   });
 }
 
+/** The patch as an AdmissionReview carries it: base64 of its UTF-8 JSON. */
+export function encodePatch(operations: readonly PatchOperation[]): string {
+  return Buffer.from(JSON.stringify(operations)).toString('base64');
+}
+
 export function patchFor(rewrite: SliceRewrite): PatchOperation[] {
   const operations: PatchOperation[] = rewrite.edits.map((edit) => ({
     op: 'replace', path: `/endpoints/${edit.endpoint}/addresses/${edit.address}`, value: edit.to,
   }));
-  operations.push(...annotationOperations(rewrite));
+  operations.push(...annotationOperations(rewrite.slice.annotations, rewrite.annotations, () => editedAnnotations(rewrite) !== undefined));
   return operations;
 }
 
-/** The patch as an AdmissionReview carries it: base64 of its UTF-8 JSON. */
 export function encodedPatch(rewrite: SliceRewrite): string {
-  return Buffer.from(JSON.stringify(patchFor(rewrite))).toString('base64');
+  return encodePatch(patchFor(rewrite));
 }
