@@ -6,6 +6,7 @@
 // `shortcut-webhook serve` on the leaf, registered with the shipped MutatingWebhookConfiguration.
 import { join } from 'node:path';
 import { makeCerts } from '../../../support/certs.ts';
+import { freePortOutsideEphemeralRange } from '../../../support/free-port.ts';
 import { startServer, type RunningServer } from '../../../support/process.ts';
 import { killServer } from '../../../support/serve-cluster.ts';
 import { waitFor } from '../../../support/wait-for.ts';
@@ -213,23 +214,29 @@ export class Stack {
     return this.path.probe({ cluster: CLIENT_LEAF, pod: CLIENT_POD.name }, { host: this.services[name].clusterIP, port: SERVICE_PORT }, timeoutMs);
   }
 
-  /** Starts the product on the leaf and registers it; resolves once the API server calls it. */
+  /**
+   * Registers the product with the shipped MutatingWebhookConfiguration, then starts it on the leaf, in the order the
+   * chart installs it: the API server calls the webhook before the controller's first pass writes. Started the other
+   * way round, a pass could patch a slice before the API server called the webhook, and Liqo's writer, putting the
+   * shadow's content back, would store it unrewritten with nothing left to write it again (no resync here).
+   */
   async startProduct(): Promise<RunningServer> {
-    const product = await startServer(['--tls-cert', this.certs.certFile, '--tls-key', this.certs.keyFile,
-      '--kubeconfig', this.leaf.adminKubeconfig, '--shortcuts-kubeconfig', this.hub.adminKubeconfig, '--resync-interval', '0'],
-    { POD_NAMESPACE: 'shortcut-webhook', POD_NAME: 'webhook-0' });
-    this.product = product;
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${product.opsPort}/readyz`)).status === 200, { ...CONVERGE, description: 'the webhook is ready' });
+    const port = await freePortOutsideEphemeralRange();
     const configuration = shippedManifests().find((object) => object.kind === 'MutatingWebhookConfiguration');
     if (configuration === undefined) throw new Error('manifests/ has no MutatingWebhookConfiguration');
     // Each webhook (EndpointSlices; ShadowEndpointSlices) at its own path, on this process instead of the Service.
     for (const hook of configuration.webhooks as { clientConfig: { service?: { path?: string } } & Record<string, unknown> }[]) {
       const path = hook.clientConfig.service?.path;
       if (path === undefined) throw new Error('a shipped webhook without a service path');
-      hook.clientConfig = { url: `https://127.0.0.1:${product.webhookPort}${path}`, caBundle: this.certs.ca.toString('base64') };
+      hook.clientConfig = { url: `https://127.0.0.1:${port}${path}`, caBundle: this.certs.ca.toString('base64') };
     }
     await this.admin.ok('POST', pathOf(configuration), configuration);
     await this.canary.configurationsSeen();
+    const product = await startServer(['--port', String(port), '--tls-cert', this.certs.certFile, '--tls-key', this.certs.keyFile,
+      '--kubeconfig', this.leaf.adminKubeconfig, '--shortcuts-kubeconfig', this.hub.adminKubeconfig, '--resync-interval', '0'],
+    { POD_NAMESPACE: 'shortcut-webhook', POD_NAME: 'webhook-0' });
+    this.product = product;
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${product.opsPort}/readyz`)).status === 200, { ...CONVERGE, description: 'the webhook is ready' });
     return product;
   }
 
