@@ -48,7 +48,20 @@ export interface ReconcilerOptions {
   readonly sleep?: Sleep;
   /** How soon an optional resource found not served or not granted is looked for again (default 60 s). */
   readonly absentRetryMs?: number;
+  /** How soon after a pass that wrote a confirming pass looks again (the first delay, doubling while it writes); 0: none. */
+  readonly confirmAfterMs?: number;
 }
+
+/**
+ * A pass that wrote is confirmed by another about this long after it. Liqo's writer puts a reflected slice back as
+ * the shadow says as soon as anything else changes it, and that write is rewritten only if the API server reaches
+ * the webhook: on a fresh install the first pass runs before the pod is among its Service's endpoints
+ * (failurePolicy Ignore lets the write through unrewritten), and the slices would stay on the hub path until the
+ * resync, 10 minutes later by default. Liqo answers within a second; the pod's endpoint takes a few.
+ */
+const DEFAULT_CONFIRM_AFTER_MS = 10_000;
+/** While confirming passes keep finding writes undone, they come at doubling delays up to this. */
+const MAX_CONFIRM_AFTER_MS = 300_000;
 
 /** A Retry-After longer than this is cut to it: the pass resumes within a minute whatever the server said. */
 const MAX_RETRY_AFTER_MS = 60_000;
@@ -112,6 +125,12 @@ export class SliceReconciler {
   private timer: NodeJS.Timeout | undefined;
   private resync: NodeJS.Timeout | undefined;
   private relook: NodeJS.Timeout | undefined;
+  private confirm: NodeJS.Timeout | undefined;
+  /** The next pass confirms the writes of the one before (a confirming pass that writes again says so). */
+  private confirmDue = false;
+  /** The view's signature when the confirmation was asked for. */
+  private confirmSignature: string | undefined;
+  private readonly confirmBackoff: Backoff | undefined;
   private running: Promise<void> | undefined;
   private pending = false;
   private stopped = false;
@@ -133,6 +152,9 @@ export class SliceReconciler {
     this.sleep = options.sleep ?? realSleep;
     this.stopping = new Promise((resolve) => { this.stopNow = resolve; });
     this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
+    const confirmAfterMs = options.confirmAfterMs ?? DEFAULT_CONFIRM_AFTER_MS;
+    // Backoff draws from [cap/2, cap]: a cap of twice the delay puts the first confirmation between it and twice it.
+    this.confirmBackoff = confirmAfterMs > 0 ? new Backoff({ initialMs: 2 * confirmAfterMs, maxMs: Math.max(2 * confirmAfterMs, MAX_CONFIRM_AFTER_MS) }) : undefined;
   }
 
   start(): void {
@@ -159,6 +181,7 @@ export class SliceReconciler {
     if (this.timer !== undefined) clearTimeout(this.timer);
     if (this.resync !== undefined) clearInterval(this.resync);
     if (this.relook !== undefined) clearTimeout(this.relook);
+    if (this.confirm !== undefined) clearTimeout(this.confirm);
     await this.running;
   }
 
@@ -184,6 +207,9 @@ export class SliceReconciler {
   }
 
   private async pass(): Promise<void> {
+    // A confirming pass whose view moved meanwhile writes for the new view: nothing to say about the last one's writes.
+    const confirming = this.confirmDue && this.confirmSignature === this.signature;
+    this.confirmDue = false;
     // Whatever asked for it (the Lease won, a resync, a retry): before the first sync the view is empty, and a pass
     // would restore every stored shortcut. The first sync triggers a pass of its own.
     if (!this.options.view.isSynced()) {
@@ -224,6 +250,27 @@ export class SliceReconciler {
     if (results.error > 0 || results.conflict > 0) this.retryLater();
     else this.backoff.reset();
     this.options.logger.info({ listed, ...results }, 'reconcile pass done');
+    if (results.patched === 0) {
+      this.confirmBackoff?.reset();
+      return;
+    }
+    if (confirming) {
+      this.options.logger.warn({ patched: results.patched },
+        'stored objects were out of step again after the last pass, with the same view: written since without the webhook\'s review (is the webhook reachable from the API server?)');
+    }
+    this.confirmLater();
+  }
+
+  /** One confirming pass pending at most; a pass asked for meanwhile may do its work, the confirmation still comes. */
+  private confirmLater(): void {
+    if (this.confirmBackoff === undefined || this.confirm !== undefined || this.stopped) return;
+    this.confirmSignature = this.signature;
+    this.confirm = setTimeout(() => {
+      this.confirm = undefined;
+      this.confirmDue = true;
+      this.trigger('confirming the writes of the last pass', 0);
+    }, this.confirmBackoff.next());
+    this.confirm.unref();
   }
 
   /**

@@ -34,7 +34,7 @@ const SLICE = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', namesp
 
 async function withController(
   slices: readonly SliceSpec[], fccs: readonly ForeignClusterConnection[], run: (context: Context) => Promise<void>,
-  options: { pageSize?: number; maxWritesPerSecond?: number; backoff?: { initialMs: number; maxMs: number }; resyncIntervalMs?: number;
+  options: { pageSize?: number; maxWritesPerSecond?: number; backoff?: { initialMs: number; maxMs: number }; resyncIntervalMs?: number; confirmAfterMs?: number;
     mutate?: (store: SnapshotStore) => MutateHook; unsynced?: boolean } = {},
 ): Promise<void> {
   const { mutate = webhookHook, unsynced = false, ...reconcilerOptions } = options;
@@ -115,6 +115,31 @@ test('after convergence a further pass writes nothing: no loop between controlle
       assert.equal(patches(), written);
       assert.equal(passes().at(-1)?.unchanged, 2);
     });
+});
+
+test('writes put back by another writer while the API server could not call the webhook are written again by a confirming pass, and said', async () => {
+  // Liqo's writer puts a reflected slice back as the shadow says whenever something else changes it; on a fresh
+  // install the API server cannot yet reach the webhook (failurePolicy Ignore), so that write is stored unrewritten.
+  let reachable = false;
+  const mutate = (store: SnapshotStore): MutateHook => {
+    const hook = webhookHook(store);
+    return (object, context) => (reachable ? hook(object, context) : object);
+  };
+  const web: SliceSpec = { name: 'web', addresses: [['10.63.0.7']] };
+  await withController([web], [fcc()], async ({ passes, server, addresses, said }) => {
+    await waitFor(() => passes().length >= 1);
+    assert.deepEqual(addresses('web'), [['10.61.0.7']], 'the first pass wrote the shortcut');
+    const original = sliceObject(web) as { metadata: Record<string, unknown> };
+    const stored = server.get({ ...SLICE, name: 'web' });
+    await server.update({ ...original, metadata: { ...original.metadata, resourceVersion: stored?.metadata?.resourceVersion } });
+    assert.deepEqual(addresses('web'), [['10.63.0.7']], 'put back, unrewritten');
+    reachable = true;
+    await waitFor(() => JSON.stringify(addresses('web')) === '[["10.61.0.7"]]', { description: 'written again by the confirming pass' });
+    assert.equal(said('stored objects were out of step again after the last pass, with the same view: written since without the webhook\'s review (is the webhook reachable from the API server?)'), 1);
+    // And confirmed once more: that pass finds everything in step, and the confirmations end there.
+    await waitFor(() => passes().length >= 3);
+    assert.deepEqual(passes().map((pass) => pass.patched), [1, 1, 0]);
+  }, { mutate, confirmAfterMs: 1000 });
 });
 
 test('a change that does not alter the usable pairs triggers no pass', async () => {
