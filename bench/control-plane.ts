@@ -2,9 +2,10 @@
 // (test/e2e/support/control-plane.ts; `npm run build:controlplane` builds them once), the FCC CRD from manifests/, the
 // piece of Liqo the webhook reads (Liqo's CRDs and a Connected Connection), LIQO.md's FCC, and the product as the
 // chart runs it: the image's bundle, the Dockerfile's node flags and the chart's NODE_OPTIONS. Not product code.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { buildImageBundle, entrypointNodeFlags } from '../test/deploy/support/dockerfile.ts';
@@ -41,6 +42,36 @@ export function cpuSeconds(pid: number | undefined): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/**
+ * Where the API server calls the bench's webhooks. kube-apiserver speaks HTTP/1.1 to every webhook but one at a
+ * loopback URL, where it lets ALPN choose HTTP/2 (k8s.io/apiserver pkg/util/webhook/client.go, isLocalHost): a
+ * webhook registered at 127.0.0.1 is measured on a path no cluster takes, and the product (which offers h2) against
+ * a minimal webhook that does not. So the webhooks listen on, and are registered at, an address of this machine that
+ * is not the loopback: HTTP/1.1 for both, as a Service gets it. Without one, the loopback, and the JSON says so.
+ */
+export interface WebhookHost {
+  readonly host: string;
+  /** What the API server speaks to a webhook there. */
+  readonly protocol: 'http/1.1' | 'h2 where offered (loopback)';
+}
+
+export function webhookHost(): WebhookHost {
+  // BENCH_WEBHOOK_HOST=127.0.0.1 measures the loopback's HTTP/2 instead, for comparison.
+  if (process.env.BENCH_WEBHOOK_HOST === '127.0.0.1') return { host: '127.0.0.1', protocol: 'h2 where offered (loopback)' };
+  const address = Object.values(networkInterfaces()).flat().find((entry) => entry !== undefined && entry.family === 'IPv4' && !entry.internal);
+  return address === undefined ? { host: '127.0.0.1', protocol: 'h2 where offered (loopback)' } : { host: address.address, protocol: 'http/1.1' };
+}
+
+/** The bench's serving certificate issued again by its CA, for `host` too (make-certs.sh names the loopback only). */
+function certifyHost(certs: TestCerts, host: string): void {
+  if (host === '127.0.0.1') return;
+  const file = (name: string) => join(certs.dir, name);
+  writeFileSync(file('ip.cnf'), `subjectAltName=DNS:localhost,IP:127.0.0.1,IP:${host}\nextendedKeyUsage=serverAuth\n`);
+  execFileSync('openssl', ['req', '-new', '-key', certs.keyFile, '-subj', '/CN=bench', '-out', file('ip.csr')], { stdio: 'pipe' });
+  execFileSync('openssl', ['x509', '-req', '-in', file('ip.csr'), '-CA', certs.caFile, '-CAkey', file('ca.key'), '-CAcreateserial', '-days', '1',
+    '-sha256', '-extfile', file('ip.cnf'), '-out', certs.certFile], { stdio: 'pipe' });
+}
+
 export interface Product {
   readonly child: ChildProcess;
   readonly port: number;
@@ -55,6 +86,8 @@ export interface Bench {
   readonly cp: ControlPlane;
   readonly admin: KubeClient;
   readonly certs: TestCerts;
+  /** Where the webhooks listen and are registered (`https://<host>:<port>/...`). */
+  readonly webhook: WebhookHost;
   /** Builds the image's bundle and starts `serve` against this API server (admin credentials; RBAC is not measured). */
   startProduct(options: { readonly keep: readonly string[]; readonly controller: boolean }): Promise<Product>;
   /** A MutatingWebhookConfiguration as shipped, calling `url`, for the reflected slices labelled `bench.liqo.io/path=<path>`. */
@@ -69,6 +102,8 @@ export async function startBench(): Promise<Bench> {
   const cp = await startControlPlane();
   const { admin } = cp;
   const certs = makeCerts(undefined, 'shortcut-webhook');
+  const webhook = webhookHost();
+  certifyHost(certs, webhook.host);
   const children: ChildProcess[] = [];
   let canary: Canary | undefined;
   const bundleDir = join(root, '.tmp', `bench-${process.pid}`);
@@ -117,7 +152,7 @@ export async function startBench(): Promise<Bench> {
     // BENCH_NODE_FLAGS adds node flags for a look inside (e.g. --trace-gc); BENCH_PRODUCT_LOG keeps the whole log.
     const extraFlags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
     const logFile = process.env.BENCH_PRODUCT_LOG;
-    const child = spawn(process.execPath, [...nodeFlags, ...extraFlags, bundle, 'serve', '--host', '127.0.0.1', '--port', String(port),
+    const child = spawn(process.execPath, [...nodeFlags, ...extraFlags, bundle, 'serve', '--host', webhook.host, '--port', String(port),
       '--ops-port', String(opsPort), '--tls-cert', certs.certFile, '--tls-key', certs.keyFile, '--kubeconfig', cp.adminKubeconfig,
       '--resync-interval', '0', ...(controller ? [] : ['--no-controller'])], {
       cwd: root, stdio: ['ignore', 'pipe', 'pipe'],
@@ -143,7 +178,7 @@ export async function startBench(): Promise<Bench> {
     await waitFor(async () => {
       if (child.exitCode !== null) throw new Error(`serve exited ${child.exitCode}:\n${tail.join('\n')}`);
       try {
-        return (await fetch(`http://127.0.0.1:${opsPort}/readyz`)).status === 200;
+        return (await fetch(`http://${webhook.host}:${opsPort}/readyz`)).status === 200;
       } catch {
         return false;
       }
@@ -177,7 +212,7 @@ export async function startBench(): Promise<Bench> {
     await admin.ok('PATCH', `${FCC_PATH}/cluster2-cluster3/status`, { status }, { contentType: 'application/merge-patch+json' });
   };
 
-  return { cp, admin, certs, startProduct, register, unregister, setConnected, close };
+  return { cp, admin, certs, webhook, startProduct, register, unregister, setConnected, close };
 }
 
 /** A keep-alive HTTPS client for the bench's own writes: no retries, no library between it and the API server. */

@@ -2,11 +2,11 @@
 // prefix of LIQO.md's shortcut (10.63.0.0/16 -> 10.61.0.0/16) in every address, the JSON Patch of it with the two
 // annotations the product writes, and the answer. No framework, no metrics, no logging, no validation beyond what
 // the job needs. Not product code: the bench bundles it and runs it with the product's node flags.
-//   node minimal-webhook.mjs PORT CERT KEY     prints "listening" once it accepts connections
+//   node minimal-webhook.mjs PORT CERT KEY [HOST]     prints "listening" once it accepts connections
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 
-const [port, certFile, keyFile] = process.argv.slice(2);
+const [port, certFile, keyFile, host = '127.0.0.1'] = process.argv.slice(2);
 const FROM = '10.63.';
 const TO = '10.61.';
 const SHORTCUT = 'liqo.io/shortcut-addresses';
@@ -50,4 +50,4 @@ createServer({ cert: readFileSync(certFile ?? ''), key: readFileSync(keyFile ?? 
     response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
     response.end(body);
   });
-}).listen(Number(port), '127.0.0.1', () => process.stdout.write('listening\n'));
+}).listen(Number(port), host, () => process.stdout.write('listening\n'));

@@ -42,7 +42,7 @@ interface StockTime { readonly ips: number; readonly peers: number; readonly reb
 interface StockRss { readonly ips: number; readonly rssMB: number; readonly baselineRssMB: number; readonly heapUsedMB: number }
 interface WritepathStats { readonly p50Ms: number; readonly p99Ms: number; readonly samples: number }
 interface WritepathResult {
-  readonly endpoints: number; readonly blocks: number; readonly block: number;
+  readonly endpoints: number; readonly webhookHost: string; readonly protocol: string; readonly blocks: number; readonly block: number;
   readonly product: WritepathStats; readonly minimal: WritepathStats; readonly none: WritepathStats;
   readonly p50Ratio: number; readonly p99Ratio: number; readonly p50AddedRatio: number; readonly p99AddedRatio: number;
   readonly productCpuMsPerApply: number; readonly minimalCpuMsPerApply: number;
@@ -256,7 +256,7 @@ if (wanted('writepath')) {
   results['writepath'] = w;
   const line = (s: WritepathStats) => `p50 ${n(s.p50Ms, 2)} ms, p99 ${n(s.p99Ms, 2)} ms  (${n(s.samples)} applies)`;
   rows.push(
-    ['writepath', `server-side apply of a ${w.endpoints}-endpoint slice, sequential, ${w.blocks} interleaved blocks of ${w.block}`, ''],
+    ['writepath', `server-side apply of a ${w.endpoints}-endpoint slice, sequential, ${w.blocks} interleaved blocks of ${w.block}; webhooks at ${w.webhookHost} (${w.protocol})`, ''],
     ['writepath', '  (a) the product registered', line(w.product)],
     ['writepath', '  (b) the minimal webhook registered (bench/minimal-webhook.ts)', line(w.minimal)],
     ['writepath', '  (c) no webhook', line(w.none)],

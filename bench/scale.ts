@@ -28,7 +28,7 @@ const bench = await startBench();
 try {
   const product = await bench.startProduct({ keep: ['reconcile pass done'], controller: true });
   const pid = product.child.pid;
-  await bench.register('shortcut-webhook', `https://127.0.0.1:${product.port}/mutate/endpointslices`);
+  await bench.register('shortcut-webhook', `https://${bench.webhook.host}:${product.port}/mutate/endpointslices`);
   for (let n = 0; n < NAMESPACES; n++) {
     await bench.admin.ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `ns-${n}` } });
   }

@@ -37,7 +37,7 @@ try {
   await build({ entryPoints: [new URL('minimal-webhook.ts', import.meta.url).pathname], bundle: true, platform: 'node', format: 'esm',
     target: 'node20', outfile: minimalBundle, logLevel: 'warning' });
   const minimalPort = await freePort();
-  minimal = spawn(process.execPath, [...product.nodeFlags, minimalBundle, String(minimalPort), bench.certs.certFile, bench.certs.keyFile],
+  minimal = spawn(process.execPath, [...product.nodeFlags, minimalBundle, String(minimalPort), bench.certs.certFile, bench.certs.keyFile, bench.webhook.host],
     { stdio: ['ignore', 'pipe', 'inherit'], env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', NODE_OPTIONS: product.nodeOptions } });
   const started = minimal;
   process.on('exit', () => started.kill('SIGKILL'));
@@ -45,8 +45,8 @@ try {
   started.stdout?.on('data', (chunk: Buffer) => { said += chunk.toString(); });
   await waitFor(() => said.includes('listening'), { timeoutMs: 20_000, description: 'the minimal webhook listens' });
 
-  await bench.register('shortcut-webhook', `https://127.0.0.1:${product.port}/mutate/endpointslices`, 'product');
-  await bench.register('minimal-webhook', `https://127.0.0.1:${minimalPort}/mutate`, 'minimal');
+  await bench.register('shortcut-webhook', `https://${bench.webhook.host}:${product.port}/mutate/endpointslices`, 'product');
+  await bench.register('minimal-webhook', `https://${bench.webhook.host}:${minimalPort}/mutate`, 'minimal');
 
   const client = rawClient(bench.cp, 1);
   const addresses = (version: number) => Array.from({ length: ENDPOINTS }, (_, k) =>
@@ -94,7 +94,7 @@ try {
   const stats = (mode: Mode) => ({ p50Ms: round(percentile(samples[mode], 50), 3), p99Ms: round(percentile(samples[mode], 99), 3), samples: samples[mode].length });
   const [p, m, z] = MODES.map(stats) as [ReturnType<typeof stats>, ReturnType<typeof stats>, ReturnType<typeof stats>];
   console.log(JSON.stringify({
-    endpoints: ENDPOINTS, blocks: BLOCKS, block: BLOCK, nodeFlags: product.nodeFlags, nodeOptions: product.nodeOptions,
+    endpoints: ENDPOINTS, webhookHost: bench.webhook.host, protocol: bench.webhook.protocol, blocks: BLOCKS, block: BLOCK, nodeFlags: product.nodeFlags, nodeOptions: product.nodeOptions,
     product: p, minimal: m, none: z,
     p50Ratio: round(p.p50Ms / m.p50Ms, 3), p99Ratio: round(p.p99Ms / m.p99Ms, 3),
     p50AddedRatio: round((p.p50Ms - z.p50Ms) / (m.p50Ms - z.p50Ms), 3), p99AddedRatio: round((p.p99Ms - z.p99Ms) / (m.p99Ms - z.p99Ms), 3),
