@@ -37,7 +37,9 @@ try {
   await build({ entryPoints: [new URL('minimal-webhook.ts', import.meta.url).pathname], bundle: true, platform: 'node', format: 'esm',
     target: 'node20', outfile: minimalBundle, logLevel: 'warning' });
   const minimalPort = await freePort();
-  minimal = spawn(process.execPath, [...product.nodeFlags, minimalBundle, String(minimalPort), bench.certs.certFile, bench.certs.keyFile, bench.webhook.host],
+  // BENCH_NODE_FLAGS (a look inside, e.g. --cpu-prof) apply to both webhooks, so that their profiles compare.
+  const extraFlags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+  minimal = spawn(process.execPath, [...product.nodeFlags, ...extraFlags, minimalBundle, String(minimalPort), bench.certs.certFile, bench.certs.keyFile, bench.webhook.host],
     { stdio: ['ignore', 'pipe', 'inherit'], env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', NODE_OPTIONS: product.nodeOptions } });
   const started = minimal;
   process.on('exit', () => started.kill('SIGKILL'));
@@ -101,8 +103,13 @@ try {
     productCpuMsPerApply: round(cpu.product * 1000 / p.samples, 3), minimalCpuMsPerApply: round(cpu.minimal * 1000 / m.samples, 3),
   }));
 } finally {
-  // The minimal webhook's pipe would keep this process alive after its answer is printed.
-  minimal?.kill('SIGKILL');
+  // The minimal webhook's pipe would keep this process alive after its answer is printed. With node flags it ends on
+  // SIGTERM, so that a profile asked for is written.
+  if (minimal !== undefined && minimal.exitCode === null) {
+    const exited = new Promise((resolve) => minimal?.once('exit', resolve));
+    minimal.kill((process.env.BENCH_NODE_FLAGS ?? '').trim() === '' ? 'SIGKILL' : 'SIGTERM');
+    await exited;
+  }
   await bench.close();
   rmSync(minimalDir, { recursive: true, force: true });
 }
