@@ -2,14 +2,13 @@
 // change, slices already stored are wrong until Liqo rewrites them, so this lists the reflected slices and patches
 // those that differ. Each patch passes through the webhook, which computes the same f: no loop. The pass is the same
 // for every kind of stored object it keeps (a Resource: where it is stored, which objects, a pure plan), in order.
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
 import {
   createConfiguration, CustomObjectsApi, PatchStrategy, ServerConfiguration, setHeaderOptions, type KubeConfig, type SecurityAuthentication,
 } from '@kubernetes/client-node';
 import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from '../util/backoff.ts';
 import { pairSignature } from '../core/pair-changes.ts';
 import type { Snapshot } from '../core/snapshot.ts';
+import { KeepAlivePool } from '../kube/keep-alive.ts';
 import { describeError, FIELD_MANAGER, httpStatus, readListPage, retryAfterHeader } from '../kube/client.ts';
 import { retryAfterMs } from '../util/retry-after.ts';
 import { DEFAULT_MAX_CONCURRENT_PATCHES, DEFAULT_MAX_PATCHES_PER_SECOND } from './pace.ts';
@@ -83,34 +82,21 @@ function viewSignature(snapshot: Snapshot, clusterId: string | undefined): strin
 
 const RETRIES_ON_CONFLICT = 3;
 
-type RequestAgent = HttpAgent | HttpsAgent;
-
-/** The same agent with keep-alive on, where it is a plain one; a proxy's agent is kept as it is. */
-function keepingAlive(agent: RequestAgent): RequestAgent {
-  if (agent.constructor === HttpsAgent && agent instanceof HttpsAgent) return new HttpsAgent({ ...agent.options, keepAlive: true });
-  if (agent.constructor === HttpAgent) return new HttpAgent({ keepAlive: true });
-  return agent;
-}
-
 /**
- * A client whose requests share one keep-alive connection pool. KubeConfig's makeApiClient gives every request an
- * https.Agent of its own (client-node 1.4), so every patch opened a TLS connection: a handshake per slice written,
- * about 5 ms of the process's CPU per slice against 0.8 ms for answering the slice's review (bench section scale),
- * and the pass ran at 0.4 times the API server's pace. Credentials are still applied to every request (a token that
- * rotates is read again); only the connections are kept.
+ * A client whose requests share one keep-alive connection pool (kube/keep-alive.ts): a handshake per slice written
+ * cost about 5 ms of the process's CPU per slice against 0.8 ms for answering the slice's review (bench section
+ * scale), and the pass ran at 0.4 times the API server's pace.
  */
 function keepAliveClient(config: KubeConfig): CustomObjectsApi {
   const server = config.getCurrentCluster()?.server;
   if (server === undefined) throw new Error('no current cluster in the kubeconfig');
-  let agent: RequestAgent | undefined;
+  const pool = new KeepAlivePool();
   const shared: SecurityAuthentication = {
     getName: () => 'default',
     applySecurityAuthentication: async (context) => {
       await config.applySecurityAuthentication(context);
       const fresh = context.getAgent();
-      if (fresh === undefined) return;
-      agent ??= keepingAlive(fresh);
-      context.setAgent(agent);
+      if (fresh !== undefined) context.setAgent(pool.agentFor(fresh));
     },
   };
   return new CustomObjectsApi(createConfiguration({ baseServer: new ServerConfiguration(server, {}), authMethods: { default: shared } }));

@@ -24,6 +24,7 @@ import { errorMessage } from '../util/errors.ts';
 import { ProblemLatch } from '../util/problem-latch.ts';
 import { SerialTask } from '../util/serial-task.ts';
 import { watchPaths, type PathWatch } from '../util/watch-paths.ts';
+import { KeepAlivePool } from './keep-alive.ts';
 import { identifyFetch, identifyRequest } from './identity.ts';
 import { inCluster } from './in-cluster.ts';
 
@@ -189,6 +190,8 @@ export class ReloadingKubeConfig extends KubeConfig {
   private readonly reloadProblems = new ProblemLatch();
   private readonly refusals = new ProblemLatch();
   private readonly rereads = new SerialTask(() => this.reread());
+  /** The API clients' connections, kept alive across requests (not the watches': each holds its own). */
+  private readonly pool = new KeepAlivePool();
 
   /** Throws when the first read fails: without credentials there is nothing to start. */
   constructor(private readonly options: ReloadingKubeConfigOptions) {
@@ -216,6 +219,7 @@ export class ReloadingKubeConfig extends KubeConfig {
   close(): void {
     this.watching?.close();
     this.watching = undefined;
+    this.pool.destroy();
   }
 
   onReload(listener: ReloadListener): () => void {
@@ -270,6 +274,8 @@ export class ReloadingKubeConfig extends KubeConfig {
   /** Every request names the product (identity.ts): API clients through here, watches through applyToFetchOptions. */
   override async applySecurityAuthentication(context: RequestContext): Promise<void> {
     await super.applySecurityAuthentication(context);
+    const fresh = context.getAgent();
+    if (fresh !== undefined) context.setAgent(this.pool.agentFor(fresh));
     if (this.options.userAgent !== undefined) identifyRequest(context, this.options.userAgent);
   }
 

@@ -208,3 +208,22 @@ test('a refusal is said once per outage, whoever reports it, and its end once', 
   assert.equal(records.filter((r) => r.msg === 'the API server accepts the credentials again').length, 1);
   assert.equal(config.status().refused, null);
 });
+
+test('API calls share one kept-alive connection, a rotated token included: the Lease\'s renewals do not open a TLS connection each', async () => {
+  await withServer('old', async (server) => {
+    const dir = tempDir();
+    const file = join(dir, 'kubeconfig');
+    writeFileSync(file, kubeconfigText(server.url, { token: 'old' }));
+    const config = reloading(file);
+    const api = config.makeApiClient(CustomObjectsApi);
+    for (let i = 0; i < 5; i++) await api.listClusterCustomObject(FCCS);
+    assert.equal(server.connectionsAccepted(), 1, 'five calls, one connection');
+    // A token is a header of each request: rotated, it is sent on the same connection.
+    replaceFile(file, kubeconfigText(server.url, { token: 'new' }));
+    server.setToken('new');
+    await config.reload('test');
+    await api.listClusterCustomObject(FCCS);
+    assert.equal(server.connectionsAccepted(), 1);
+    config.close();
+  });
+});

@@ -210,6 +210,8 @@ export interface KubeApiServer {
   /** Ends open watches cleanly, as the API server does when a watch times out. */
   endWatches(): void;
   openWatches(): number;
+  /** TCP connections accepted since the start: how many a client opened. */
+  connectionsAccepted(): number;
   /**
    * The next `count` requests matching `match` answer `status` with a matching `Status` body, before any other work.
    * A 429 or 503 says Retry-After: 1 (the API server's own), or `retryAfterSeconds` (0: no header).
@@ -912,6 +914,7 @@ class ApiServer implements KubeApiServer {
   private readonly store: Store;
   private readonly server = createServer((request, response) => void this.handle(request, response));
   private readonly sockets = new Set<Socket>();
+  private accepted = 0;
   private readonly log: Array<{ -readonly [K in keyof RecordedRequest]: RecordedRequest[K] }> = [];
   private readonly failures: Array<{ match: FailureMatch; status: number; remaining: number; retryAfterSeconds: number | undefined }> = [];
   private readonly tempDirs: string[] = [];
@@ -923,6 +926,7 @@ class ApiServer implements KubeApiServer {
     this.store = new Store(options.mutate);
     for (const def of options.resources ?? DEFAULT_RESOURCES) this.store.register(def);
     this.server.on('connection', (socket: Socket) => {
+      this.accepted++;
       if (this.unavailable === 'reset') {
         socket.destroy();
         return;
@@ -1053,6 +1057,10 @@ class ApiServer implements KubeApiServer {
 
   endWatches(): void {
     for (const watcher of [...this.store.watchers]) watcher.response.end();
+  }
+
+  connectionsAccepted(): number {
+    return this.accepted;
   }
 
   openWatches(): number {
