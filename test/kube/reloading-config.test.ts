@@ -47,6 +47,14 @@ function reloading(file: string, logger = recordingLogger().logger, now?: () => 
 
 const FCCS = { group: 'networking.liqo.io', version: 'v1beta1', plural: 'foreignclusterconnections' } as const;
 
+/** A kubeconfig with a bearer token for `server`, its reloading config, and an API client made from it. */
+function tokenClient(server: KubeApiServer, token: string): { file: string; config: ReloadingKubeConfig; api: CustomObjectsApi } {
+  const file = join(tempDir(), 'kubeconfig');
+  writeFileSync(file, kubeconfigText(server.url, { token }));
+  const config = reloading(file);
+  return { file, config, api: config.makeApiClient(CustomObjectsApi) };
+}
+
 async function withServer(token: string, run: (server: KubeApiServer) => Promise<void>): Promise<void> {
   const server = await startKubeApiServer({ token });
   try {
@@ -140,11 +148,7 @@ test('a Secret volume\'s ..data symlink swap is noticed without being asked', as
 
 test('an API client made before a rotation uses the new credentials: a 401 re-reads the kubeconfig and the next call passes', async () => {
   await withServer('old', async (server) => {
-    const dir = tempDir();
-    const file = join(dir, 'kubeconfig');
-    writeFileSync(file, kubeconfigText(server.url, { token: 'old' }));
-    const config = reloading(file);
-    const api = config.makeApiClient(CustomObjectsApi);
+    const { file, config, api } = tokenClient(server, 'old');
     await api.listClusterCustomObject(FCCS);
     // The operator writes the new token, the old one is revoked; no file event reaches us (polling is a minute away).
     writeFileSync(file, kubeconfigText(server.url, { token: 'new' }));
@@ -211,11 +215,7 @@ test('a refusal is said once per outage, whoever reports it, and its end once', 
 
 test('API calls share one kept-alive connection, a rotated token included: the Lease\'s renewals do not open a TLS connection each', async () => {
   await withServer('old', async (server) => {
-    const dir = tempDir();
-    const file = join(dir, 'kubeconfig');
-    writeFileSync(file, kubeconfigText(server.url, { token: 'old' }));
-    const config = reloading(file);
-    const api = config.makeApiClient(CustomObjectsApi);
+    const { file, config, api } = tokenClient(server, 'old');
     for (let i = 0; i < 5; i++) await api.listClusterCustomObject(FCCS);
     assert.equal(server.connectionsAccepted(), 1, 'five calls, one connection');
     // A token is a header of each request: rotated, it is sent on the same connection.
