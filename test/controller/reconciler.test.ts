@@ -34,7 +34,7 @@ const SLICE = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', namesp
 
 async function withController(
   slices: readonly SliceSpec[], fccs: readonly ForeignClusterConnection[], run: (context: Context) => Promise<void>,
-  options: { pageSize?: number; maxWritesPerSecond?: number; backoff?: { initialMs: number; maxMs: number }; resyncIntervalMs?: number; confirmAfterMs?: number;
+  options: { pageSize?: number; maxWritesPerSecond?: number; backoff?: { initialMs: number; maxMs: number }; resyncIntervalMs?: number; confirmAfterMs?: number; maxConcurrentWrites?: number;
     mutate?: (store: SnapshotStore) => MutateHook; unsynced?: boolean } = {},
 ): Promise<void> {
   const { mutate = webhookHook, unsynced = false, ...reconcilerOptions } = options;
@@ -260,6 +260,35 @@ test('a pair change that arrives while a pass runs is not lost, with no periodic
     await waitFor(() => passes().length >= 1);
     await waitFor(() => JSON.stringify(addresses('web')) === '[["10.71.0.7"]]', { description: 'the change made during the pass is applied' });
   }, { mutate: holdFirstWrite, resyncIntervalMs: 0 });
+});
+
+test('a pass whose view moves stops where it is and the next starts over: no slice is written for the view before the move', async () => {
+  // Ten slices, one write at a time; the first write is held inside the API server until the shortcut has gone.
+  let reached = false;
+  let release = () => {};
+  const released = new Promise<void>((resolve) => { release = resolve; });
+  const holdFirstWrite = (store: SnapshotStore): MutateHook => {
+    const webhook = webhookHook(store);
+    return async (object, context) => {
+      const answer = await webhook(object, context);
+      if (context.operation === 'UPDATE' && !reached) {
+        reached = true;
+        await released;
+      }
+      return answer;
+    };
+  };
+  const slices = Array.from({ length: 10 }, (_, i): SliceSpec => ({ name: `web-${i}`, addresses: [[`10.63.0.${i + 1}`]] }));
+  await withController(slices, [fcc()], async ({ passes, store, addresses, patches, said }) => {
+    await waitFor(() => reached, { description: 'the first pass is writing its first slice' });
+    store.publishFccs([fcc({ connected: false })]);
+    release();
+    await waitFor(() => passes().length >= 1, { description: 'a pass over the new view is done' });
+    for (let i = 0; i < slices.length; i++) assert.deepEqual(addresses(`web-${i}`), [[`10.63.0.${i + 1}`]], `web-${i} as Liqo wrote it`);
+    assert.equal(said('reconcile pass stopped: the view moved, a new pass starts over'), 1);
+    assert.equal(patches(), 2, 'the held slice written and put back; the other nine never written for the gone shortcut');
+    assert.deepEqual(passes().map((pass) => pass.patched), [1], 'the pass after the move put back the one slice written before it');
+  }, { mutate: holdFirstWrite, maxConcurrentWrites: 1, pageSize: 3 });
 });
 
 test('an API outage fails the pass, and it is retried after recovery', async () => {
