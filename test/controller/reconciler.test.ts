@@ -69,6 +69,25 @@ async function withController(
   }
 }
 
+/** A webhook that answers, then holds the first UPDATE inside the API server until released: a change lands mid-pass. */
+function holdingFirstWrite(): { holdFirstWrite: (store: SnapshotStore) => MutateHook; reached: () => boolean; release: () => void } {
+  let reached = false;
+  let release = () => {};
+  const released = new Promise<void>((resolve) => { release = resolve; });
+  const holdFirstWrite = (store: SnapshotStore): MutateHook => {
+    const webhook = webhookHook(store);
+    return async (object, context) => {
+      const answer = await webhook(object, context);
+      if (context.operation === 'UPDATE' && !reached) {
+        reached = true;
+        await released;
+      }
+      return answer;
+    };
+  };
+  return { holdFirstWrite, reached: () => reached, release: () => release() };
+}
+
 test('slices stored before start converge, and only the ones that differ are written', async () => {
   const slices: SliceSpec[] = [
     { name: 'to-shortcut', addresses: [['10.63.0.1'], ['10.200.0.1']] },
@@ -239,22 +258,9 @@ test('a failed resourceVersion test (422) is retried with a fresh read, within t
 test('a pair change that arrives while a pass runs is not lost, with no periodic resync to catch it later', async () => {
   // The pass's one write is held inside the API server (the webhook has already answered for the old pairs) until
   // the test has changed the pairs: the change lands mid-pass.
-  let reached = false;
-  let release = () => {};
-  const released = new Promise<void>((resolve) => { release = resolve; });
-  const holdFirstWrite = (store: SnapshotStore): MutateHook => {
-    const webhook = webhookHook(store);
-    return async (object, context) => {
-      const answer = await webhook(object, context);
-      if (context.operation === 'UPDATE' && !reached) {
-        reached = true;
-        await released;
-      }
-      return answer;
-    };
-  };
+  const { holdFirstWrite, reached, release } = holdingFirstWrite();
   await withController([{ name: 'web', addresses: [['10.63.0.7']] }], [fcc()], async ({ passes, store, addresses }) => {
-    await waitFor(() => reached, { description: 'the first pass is writing' });
+    await waitFor(reached, { description: 'the first pass is writing' });
     store.publishFccs([fcc({ aRemapped: '10.71.0.0/16' })]);
     release();
     await waitFor(() => passes().length >= 1);
@@ -264,23 +270,10 @@ test('a pair change that arrives while a pass runs is not lost, with no periodic
 
 test('a pass whose view moves stops where it is and the next starts over: no slice is written for the view before the move', async () => {
   // Ten slices, one write at a time; the first write is held inside the API server until the shortcut has gone.
-  let reached = false;
-  let release = () => {};
-  const released = new Promise<void>((resolve) => { release = resolve; });
-  const holdFirstWrite = (store: SnapshotStore): MutateHook => {
-    const webhook = webhookHook(store);
-    return async (object, context) => {
-      const answer = await webhook(object, context);
-      if (context.operation === 'UPDATE' && !reached) {
-        reached = true;
-        await released;
-      }
-      return answer;
-    };
-  };
+  const { holdFirstWrite, reached, release } = holdingFirstWrite();
   const slices = Array.from({ length: 10 }, (_, i): SliceSpec => ({ name: `web-${i}`, addresses: [[`10.63.0.${i + 1}`]] }));
   await withController(slices, [fcc()], async ({ passes, store, addresses, patches, said }) => {
-    await waitFor(() => reached, { description: 'the first pass is writing its first slice' });
+    await waitFor(reached, { description: 'the first pass is writing its first slice' });
     store.publishFccs([fcc({ connected: false })]);
     release();
     await waitFor(() => passes().length >= 1, { description: 'a pass over the new view is done' });
