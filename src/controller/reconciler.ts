@@ -208,23 +208,17 @@ export class SliceReconciler {
     }
     const results: Record<ReconcileResult, number> = { patched: 0, unchanged: 0, conflict: 0, error: 0, gone: 0 };
     let listed = 0;
-    // A pass whose view moves stops where it is, and the next starts over with the new view (the move asked for it):
-    // a failover that comes during a long pass (a resync, a confirmation, the other way's failover) does not wait for
-    // the rest of a pass planned on the view before it.
-    const began = this.signature;
-    let moved = false;
     try {
-      const context = { snapshot: this.options.view.current(), clusterId: this.options.clusterId };
       const limit = this.options.maxConcurrentWrites ?? DEFAULT_MAX_CONCURRENT_PATCHES;
       const inFlight = new Set<Promise<void>>();
-      resources: for (const resource of this.resources) {
+      for (const resource of this.resources) {
         for await (const item of this.list(resource)) {
-          if (this.signature !== began) {
-            moved = true;
-            break resources;
-          }
           listed++;
-          const plan = resource.plan(item, context);
+          // Each object is planned on the view as it is now: a failover that comes during a long pass (a resync, a
+          // confirmation, the other way's failover) moves the objects still to come at once, and the pass it asked
+          // for moves those already behind. Stopping the pass instead would never finish one on a hub whose IPs
+          // change faster than a pass takes.
+          const plan = resource.plan(item, { snapshot: this.options.view.current(), clusterId: this.options.clusterId });
           if (plan.kind === 'not-ours') continue;
           if (plan.kind === 'in-step') { this.count(resource, results, 'unchanged'); continue; }
           const write = this.write(resource, plan.write).then((result) => this.count(resource, results, result));
@@ -244,11 +238,6 @@ export class SliceReconciler {
     // the next resync (10 minutes by default).
     if (results.error > 0 || results.conflict > 0) this.retryLater();
     else this.backoff.reset();
-    if (moved) {
-      this.options.logger.info({ listed, ...results }, 'reconcile pass stopped: the view moved, a new pass starts over');
-      if (results.patched > 0) this.confirmLater();
-      return;
-    }
     this.options.logger.info({ listed, ...results }, 'reconcile pass done');
     if (results.patched === 0) {
       this.confirmBackoff?.reset();
