@@ -1,10 +1,11 @@
 // Section "controller": 5,000 reflected slices stored on the test API server (the webhook's review code in its
-// write path, as kube-apiserver calls the webhook), the reconciler with its defaults (500 writes/s, 8 in flight,
+// write path, as kube-apiserver calls the webhook), the reconciler with its defaults (src/controller/pace.ts: 1,000 writes/s, 8 in flight,
 // 250 ms settle), then one shortcut flips. Measures the time from the flip until a pass has brought every slice in
 // step, and the PATCH requests it took. The API server, the webhook hook and the reconciler share this process, as
 // in test/controller/reconciler.test.ts. Prints one JSON line.
 import { KubeConfig } from '@kubernetes/client-node';
 import { isDeepStrictEqual } from 'node:util';
+import { DEFAULT_MAX_PATCHES_PER_SECOND } from '../src/controller/pace.ts';
 import { planSlice } from '../src/controller/plan.ts';
 import { SliceReconciler } from '../src/controller/reconciler.ts';
 import { decodeFcc } from '../src/core/fcc.ts';
@@ -79,8 +80,8 @@ try {
   const writes = patches.length;
   const failedWrites = patches.filter((request) => request.status === undefined || request.status >= 300).length;
   const summary = passes().at(-1);
-  // The reconciler's own bounds: a 250 ms settle, then a burst of 500 writes and 500 per second after it.
-  const floorSeconds = 0.25 + Math.max(0, changed - 500) / 500;
+  // The reconciler's own bounds: a 250 ms settle, then a burst of one second's writes and that rate after it.
+  const floorSeconds = 0.25 + Math.max(0, changed - DEFAULT_MAX_PATCHES_PER_SECOND) / DEFAULT_MAX_PATCHES_PER_SECOND;
   console.log(JSON.stringify({
     floorSeconds,
     slices: SLICES,

@@ -308,13 +308,13 @@ test('every serve flag reads its SHORTCUT_WEBHOOK_ variable, and the flag wins',
   assert.deepEqual(read(flags.config), ['::1', 1, 2, '/k2', '/hub2', 'other', 'c1', 120_000, 'warn', '/c2', '/key2']);
 });
 
-test('the controller\'s pace: 8 patches in flight and 500 requests/s by default, their variables, and the flag wins', () => {
+test('the controller\'s pace: 8 patches in flight and 1,000 requests/s by default, their variables, and the flag wins', () => {
   const pace = (argv: readonly string[], env: NodeJS.ProcessEnv = {}) => {
     const parsed = parseCommand(['serve', ...argv], env);
     assert.ok(parsed.kind === 'serve');
     return [parsed.config.maxConcurrentPatches, parsed.config.maxPatchesPerSecond];
   };
-  assert.deepEqual(pace([]), [8, 500]);
+  assert.deepEqual(pace([]), [8, 1000]);
   const env = { SHORTCUT_WEBHOOK_MAX_CONCURRENT_PATCHES: '4', SHORTCUT_WEBHOOK_MAX_PATCHES_PER_SECOND: '100' };
   assert.deepEqual(pace([], env), [4, 100]);
   assert.deepEqual(pace(['--max-concurrent-patches', '16', '--max-patches-per-second', '50'], env), [16, 50]);

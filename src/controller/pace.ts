@@ -9,5 +9,10 @@
  */
 export const DEFAULT_MAX_CONCURRENT_PATCHES = 8;
 
-/** The cap on the controller's requests per second: above what a small leaf's API server takes, below a storm. */
-export const DEFAULT_MAX_PATCHES_PER_SECOND = 500;
+/**
+ * The cap on the controller's requests per second: a guard where API Priority and Fairness is off, not the pace.
+ * 500 was the pace itself on a quiet 2-core leaf: the pass ran at 505 slices/s where a plain client, 16 in flight,
+ * patched 712/s (bench section scale, docs/performance.md), and a failover of 20,000 slices took the bucket's 39 s.
+ * At 1,000 the in-flight bound and the API server set the pace.
+ */
+export const DEFAULT_MAX_PATCHES_PER_SECOND = 1000;
