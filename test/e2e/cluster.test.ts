@@ -30,20 +30,12 @@ import {
 } from './support/liqo.ts';
 import { pathOf, selfPath, shippedManifests } from './support/objects.ts';
 import { skipReason } from './support/skip.ts';
+import { connectionPath, CONVERGE, FCC_PATH, HUB_WRITER, LIQO_MANAGER, SHADOWS, SLICES } from './support/world-paths.ts';
 
+const CONNECTION_PATH = connectionPath('cluster3');
 const SHORTCUT = 'liqo.io/shortcut-addresses';
 const ORIGINAL = 'liqo.io/shortcut-original-addresses';
-/** Liqo's writer's field manager (shadowendpointslice_controller.go ctrlFieldManager). */
-const LIQO_MANAGER = 'shadow-endpointslice-controller';
 const WEBHOOK_NAME = 'endpointslices.shortcut-webhook.liqo.io';
-const FCC_PATH = '/apis/networking.liqo.io/v1beta1/namespaces/liqo/foreignclusterconnections';
-const CONNECTION_PATH = '/apis/networking.liqo.io/v1beta1/namespaces/liqo-tenant-cluster3/connections/gw-cluster3';
-const SLICES = '/apis/discovery.k8s.io/v1/namespaces/demo/endpointslices';
-const SHADOWS = '/apis/offloading.liqo.io/v1beta1/namespaces/demo/shadowendpointslices';
-/** The hub's virtual kubelet, as the field manager of the ShadowEndpointSlices the tests write. */
-const HUB_WRITER = 'liqo-virtual-kubelet';
-/** Waits on a real API server and a real process: generous bounds, never reached when things work. */
-const CONVERGE = { timeoutMs: 30_000, intervalMs: 25 } as const;
 /** How long Liqo's writer and our controller run side by side, watched, for a write neither should make. */
 const QUIET_WINDOW_MS = 30_000;
 /** The fault tests' --watch-timeout and --stale-view-after, in seconds: short, so that the bounds are met quickly. */

@@ -22,15 +22,11 @@ import { kubeconfigVolume, type KubeconfigVolume } from './support/kubeconfig-vo
 import { pathOf, shippedManifests } from './support/objects.ts';
 import { skipReason } from './support/skip.ts';
 import { startTcpBalancer, type TcpBalancer } from './support/tcp-balancer.ts';
+import { CONVERGE, FCC_PATH, LIQO_MANAGER, SLICES } from './support/world-paths.ts';
 
-const LIQO_MANAGER = 'shadow-endpointslice-controller';
 const NAMESPACE = 'shortcut-webhook';
-const FCC_PATH = '/apis/networking.liqo.io/v1beta1/namespaces/liqo/foreignclusterconnections';
 const FCCS = '/apis/networking.liqo.io/v1beta1/foreignclusterconnections';
-const SLICES = '/apis/discovery.k8s.io/v1/namespaces/demo/endpointslices';
 const LEASE = `/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases/shortcut-webhook-controller`;
-/** The usual convergence bound of the e2e suite: never reached when things work. */
-const CONVERGE = { timeoutMs: 30_000, intervalMs: 25 } as const;
 /** --stale-view-after of the two replicas: short, so the test does not wait a minute. */
 const STALE_AFTER_MS = 8000;
 /** How long the slice must stay still once the stale replica is out: the issue's criterion. */

@@ -35,17 +35,14 @@ import {
 import { pathOf, shippedManifests } from './support/objects.ts';
 import { skipReason } from './support/skip.ts';
 import { HubReflector } from './support/virtual-kubelet.ts';
+import { connectionPath, CONVERGE, SHADOWS, SLICES } from './support/world-paths.ts';
 
-const SLICES = '/apis/discovery.k8s.io/v1/namespaces/demo/endpointslices';
-const SHADOWS = '/apis/offloading.liqo.io/v1beta1/namespaces/demo/shadowendpointslices';
-const CONNECTION_PATH = '/apis/networking.liqo.io/v1beta1/namespaces/liqo-tenant-cluster3/connections/gw-cluster3';
+const CONNECTION_PATH = connectionPath('cluster3');
 const DATA = 'liqo.io/direct-connections-data';
 /** §8's originals annotation on EndpointSlices; §9's keys on shadows are distinct. */
 const SLICE_ORIGINALS = 'liqo.io/shortcut-original-addresses';
 const SHADOW_ORIGINALS = 'liqo.io/shortcut-shadow-original-addresses';
 const SHADOW_WEBHOOK = 'shadowendpointslices.shortcut-webhook.liqo.io';
-/** Waits on real API servers and real processes: generous bounds, never reached when things work. */
-const CONVERGE = { timeoutMs: 30_000, intervalMs: 25 } as const;
 /** How long the hub's reflector, Liqo's writer and our controller run side by side, watched, for a write none should make. */
 const QUIET_WINDOW_MS = 20_000;
 /** Liqo's maxAnnotationSize (endpointslice.go line 59), which the API server enforces too. */

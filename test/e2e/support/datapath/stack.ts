@@ -27,16 +27,12 @@ import {
   CLIENT_LEAF, CLIENT_POD, HUB, LINKS, SERVER_LEAF, SERVER_POD, WEB, dataPathSpec, fcc, hubConfigurationSpecs, hubIpSpecs,
   leafConfigurationSpecs,
 } from './world.ts';
+import { connectionPath, CONVERGE, FCC_PATH, HUB_WRITER, SHADOWS, SLICES } from '../world-paths.ts';
 
+const CONNECTION_PATH = connectionPath(SERVER_LEAF);
 /** The port the server pod echoes UDP on, and the Services' port. */
 export const ECHO_PORT = 8080;
 const SERVICE_PORT = 80;
-const CONVERGE = { timeoutMs: 30_000, intervalMs: 25 } as const;
-const HUB_WRITER = 'liqo-virtual-kubelet';
-const FCC_PATH = '/apis/networking.liqo.io/v1beta1/namespaces/liqo/foreignclusterconnections';
-const CONNECTION_PATH = `/apis/networking.liqo.io/v1beta1/namespaces/liqo-tenant-${SERVER_LEAF}/connections/gw-${SERVER_LEAF}`;
-const SLICES = '/apis/discovery.k8s.io/v1/namespaces/demo/endpointslices';
-const SHADOWS = '/apis/offloading.liqo.io/v1beta1/namespaces/demo/shadowendpointslices';
 
 /**
  * The product's three paths, each a Service of the leaf reaching web-0 of cluster3: `fcc` reflected by a hub that
