@@ -3,11 +3,11 @@
 // spy runs them at once), so nothing waits for real time: a hot loop shows as restarts with no delay between them.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { ApiException, KubeConfig } from '@kubernetes/client-node';
 import { createLogger } from '../../src/log.ts';
 import { keepObject, ListWatch } from '../../src/view/list-watch.ts';
+import { localKubeConfig } from '../support/local-kubeconfig.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 /** Caps of 100 s doubling to 400 s: far from any other timer of the process, and from the loop's own watchdog. */
@@ -54,14 +54,7 @@ async function closingServer(answers: readonly WatchAnswer[]): Promise<{ server:
     response.end();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  const config = new KubeConfig();
-  config.loadFromOptions({
-    clusters: [{ name: 'test', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
-    users: [{ name: 'test' }],
-    contexts: [{ name: 'test', cluster: 'test', user: 'test' }],
-    currentContext: 'test',
-  });
+  const config = localKubeConfig(server);
   return { server, config, watches: () => watches };
 }
 

@@ -4,7 +4,6 @@
 // owner decides, and the source must be live again once the server answers.
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { ApiException, KubeConfig } from '@kubernetes/client-node';
 import { createLogger } from '../../src/log.ts';
@@ -14,6 +13,7 @@ import { keepObject, ListWatch } from '../../src/view/list-watch.ts';
 import { SnapshotStore } from '../../src/view/shortcut-view.ts';
 import { configurationObject, hubIpObject } from '../support/builders.ts';
 import { FOREIGN_CLUSTER_CONNECTIONS, LIQO_IPS, startKubeApiServer, type KubeApiServer } from '../support/kube-api-server.ts';
+import { localKubeConfig } from '../support/local-kubeconfig.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 const FAST = { initialMs: 10, maxMs: 50 };
@@ -126,11 +126,7 @@ async function scriptedServer(watch: (index: number, response: ServerResponse) =
     response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ items: [], metadata: { resourceVersion: '5' } }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const config = new KubeConfig();
-  config.loadFromOptions({
-    clusters: [{ name: 'test', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
-    users: [{ name: 'test' }], contexts: [{ name: 'test', cluster: 'test', user: 'test' }], currentContext: 'test',
-  });
+  const config = localKubeConfig(server);
   const close = () => {
     for (const response of open) response.destroy();
     server.close();

@@ -3,11 +3,10 @@
 // runs its callback itself instead of waiting.
 import assert from 'node:assert/strict';
 import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { KubeConfig } from '@kubernetes/client-node';
 import { createLogger } from '../../src/log.ts';
 import { keepObject, ListWatch } from '../../src/view/list-watch.ts';
+import { localKubeConfig } from '../support/local-kubeconfig.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 async function silentServer() {
@@ -21,11 +20,7 @@ async function silentServer() {
     open.push(response);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const config = new KubeConfig();
-  config.loadFromOptions({
-    clusters: [{ name: 'test', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
-    users: [{ name: 'test' }], contexts: [{ name: 'test', cluster: 'test', user: 'test' }], currentContext: 'test',
-  });
+  const config = localKubeConfig(server);
   const close = () => {
     for (const response of open) response.destroy();
     server.close();
