@@ -30,6 +30,9 @@ export class KeepAlivePool {
 
   /** The pool's agent in place of `fresh`, which is what client-node made for one request; a proxy's agent is kept as it is. */
   agentFor(fresh: RequestAgent): RequestAgent {
+    // Already a kept-alive agent (a pool's, as the reloading kubeconfig hands out): pooling it again would only
+    // make a second pool of the same connections.
+    if ((fresh as RequestAgent & { keepAlive?: boolean }).keepAlive === true) return fresh;
     let key: string;
     if (fresh.constructor === HttpsAgent && fresh instanceof HttpsAgent) key = `https ${tlsKey(fresh.options)}`;
     else if (fresh.constructor === HttpAgent) key = 'http';

@@ -30,3 +30,12 @@ test('a proxy\'s agent (not a plain http or https Agent) is used as it is; plain
   assert.equal(pool.agentFor(new HttpAgent()), plain);
   pool.destroy();
 });
+
+test('an agent already kept alive (another pool\'s, as the reloading kubeconfig hands out) is used as it is: one pool of connections, not two', () => {
+  const outer = new KeepAlivePool();
+  const inner = new KeepAlivePool();
+  const kept = inner.agentFor(new HttpsAgent({ cert: Buffer.from('cert-1') }));
+  assert.equal(outer.agentFor(kept), kept);
+  inner.destroy();
+  outer.destroy();
+});
