@@ -112,6 +112,12 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
       const stored = await slice(name);
       return addressesOf(stored) === addresses ? stored : undefined;
     }, { ...CONVERGE, description: what });
+  /** A watch delivers a write some time after a GET shows it: waits until the watch has seen the version stored now. */
+  const untilWatched = async (events: readonly WatchEvent[], name: string) => {
+    const version = (await slice(name)).metadata?.resourceVersion;
+    await waitFor(() => events.some((e) => e.object.metadata?.name === name && e.object.metadata?.resourceVersion === version),
+      { ...CONVERGE, description: `the watch saw ${name} as it is stored now` });
+  };
   const setFccStatus = (status: Record<string, unknown>) =>
     hubAdmin.ok('PATCH', `${FCC_PATH}/cluster2-cluster3/status`, { status }, { contentType: 'application/merge-patch+json' });
   const setTunnel = (value: string) =>
@@ -493,6 +499,7 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
 
       await hubAdmin.ok('DELETE', `${FCC_PATH}/cluster2-cluster3`);
       await expectEverywhere('[["10.63.0.151"],["10.200.0.196"]]', '[["10.63.0.1","10.63.0.2"],["10.200.0.1"]]', 'restored on delete');
+      for (const name of ['web-applied', 'mixed']) await untilWatched(events, name);
 
       // Six changes. Each moves the two slices of cluster2 once, through one of two writers: our controller, or Liqo's
       // writer re-applying the slice (after a write of ours) when the webhook already has the new view. Liqo's forced
@@ -742,6 +749,7 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
       await admin.ok('PATCH', `${SHADOWS}/stock`, { metadata: { finalizers: null } }, { contentType: 'application/merge-patch+json' });
       await waitFor(() => writer!.writes('demo/stock') >= writes + 2, { ...CONVERGE, description: 'the writer re-applied the slice' });
       assert.equal(await storedAddresses('stock'), '[["10.71.0.5"]]', 'the address given to db-1 is not resolved for db-0');
+      await untilWatched(events, 'stock');
       // The watch began while db-0's IP was still there, and the last write before it need not be the last one with
       // db-0 resolved: every patch of our controller is followed by Liqo's writer re-applying the slice (it owns the
       // slice and sees it change), which moves managedFields and so stores a new version with the same addresses,
