@@ -166,7 +166,7 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
    * gone (410), the slices are listed (each listed version recorded too) and `gaps` says so.
    */
   const recordVersions = async () => {
-    const versions: { type: string; name: string; addresses: string; at: number }[] = [];
+    const versions: { type: string; name: string; addresses: string; resourceVersion: string; at: number }[] = [];
     let gaps = 0;
     let stopped = false;
     let current: { stop(): void; ended: Promise<void> } | undefined;
@@ -183,7 +183,7 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
           return;
         }
         version = event.object.metadata?.resourceVersion ?? version;
-        if (event.type !== 'BOOKMARK') versions.push({ type: event.type, name: event.object.metadata?.name ?? '', addresses: addressesOf(event.object), at: Date.now() });
+        if (event.type !== 'BOOKMARK') versions.push({ type: event.type, name: event.object.metadata?.name ?? '', addresses: addressesOf(event.object), resourceVersion: version, at: Date.now() });
       });
       void current.ended.then(async () => {
         if (stopped) return;
@@ -196,7 +196,7 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
               return undefined;
             }
           }, { timeoutMs: 120_000, intervalMs: 100, description: 'the slices listed again' });
-          for (const item of list.items) versions.push({ type: 'LISTED', name: item.metadata?.name ?? '', addresses: addressesOf(item), at: Date.now() });
+          for (const item of list.items) versions.push({ type: 'LISTED', name: item.metadata?.name ?? '', addresses: addressesOf(item), resourceVersion: item.metadata?.resourceVersion ?? '', at: Date.now() });
           version = list.metadata.resourceVersion;
         }
         await waitFor(async () => {
@@ -214,6 +214,11 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
     return {
       versions,
       gaps: () => gaps,
+      /** Waits until the watch has delivered the version of `name` a GET shows now (a watch lags behind a GET). */
+      caughtUp: async (name: string) => {
+        const stored = (await slice(name)).metadata?.resourceVersion;
+        await waitFor(() => versions.some((v) => v.name === name && v.resourceVersion === stored), { ...CONVERGE, description: `the recorder saw ${name} as it is stored now` });
+      },
       stop: () => {
         stopped = true;
         current?.stop();
@@ -826,6 +831,7 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
         assert.ok(backMs < 40_000, `${resource} given back, resolved after ${backMs} ms`);
         figures.push(`${resource}: refusal noticed in ${noticedMs} ms, given back resolved in ${backMs} ms`);
       }
+      await recorder.caughtUp('stock');
     } finally {
       recorder.stop();
     }
@@ -882,6 +888,7 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
         const stored = await slice('stock');
         return addressesOf(stored) === '[["10.61.0.99"]]' && annotationsOf(stored)[ORIGINAL] === undefined ? true : undefined;
       }, { ...CONVERGE, description: 'no originals entry naming the address Liqo sends itself' });
+      await recorder.caughtUp('stock');
     } finally {
       recorder.stop();
     }
