@@ -41,6 +41,8 @@ const QUIET_WINDOW_MS = 30_000;
 /** The fault tests' --watch-timeout and --stale-view-after, in seconds: short, so that the bounds are met quickly. */
 const FAULT_WATCH_TIMEOUT_S = 3;
 const FAULT_STALE_S = 10;
+/** The fault tests' --max-patches-per-second: a pass over a hundred slices lasts a second, so a kill lands inside it. */
+const FAULT_PATCHES_PER_SECOND = 100;
 /** The hub's outage: past the longest backoff (30 s) of every view source. */
 const HUB_OUTAGE_MS = 35_000;
 const HUB_READER_ROLE = '/apis/rbac.authorization.k8s.io/v1/clusterroles/shortcut-webhook-hub-reader';
@@ -548,10 +550,15 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
   });
 
   test('with the webhook stopped the writer\'s writes succeed unrewritten; started again, the controller repairs them; dry runs store nothing', async () => {
+    const reapplies = () => ['demo/mixed', 'demo/web-applied'].map((name) => writer!.writes(name));
+    const reappliesBefore = reapplies();
     await hubAdmin.ok('POST', FCC_PATH, fccObject());
     await setFccStatus(fccObject().status as Record<string, unknown>);
     await untilStored('mixed', '[["10.61.0.1","10.61.0.2"],["10.200.0.1"]]', 'rewritten after the FCC is back');
     await untilStored('web-applied', '[["10.61.0.151"],["10.200.0.196"]]', 'rewritten after the FCC is back');
+    // Liqo's writer applies each slice again after our controller's write: over before the webhook stops, so that
+    // the API server's fail-open count below is the writer's writes while it is down, and no other.
+    await waitFor(() => reapplies().every((writes, i) => writes > reappliesBefore[i]!), { ...CONVERGE, description: 'Liqo\'s writer re-applied both slices' });
     const failOpenBefore = await failOpenCount();
 
     const stopping = webhook!;
@@ -807,7 +814,7 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
   test('the hub reader\'s rights to IPs, then to Configurations, revoked without a restart: hub-external within the watch timeout, resolved again once given back; no stored version wrong', async () => {
     // The bound is the watch timeout (docs/deploy.md): made short here by the flag, never by waiting.
     await killServer(webhook);
-    const running = await startWebhook(['--watch-timeout', `${FAULT_WATCH_TIMEOUT_S}s`, '--stale-view-after', `${FAULT_STALE_S}s`]);
+    const running = await startWebhook(['--watch-timeout', `${FAULT_WATCH_TIMEOUT_S}s`, '--stale-view-after', `${FAULT_STALE_S}s`, '--max-patches-per-second', String(FAULT_PATCHES_PER_SECOND)]);
     await untilStored('stock', '[["10.61.0.99"]]', 'db-1 resolved after the restart');
     const recorder = await recordVersions();
     const role = await hubAdmin.get<KubeObject & { rules: { resources: string[] }[] }>(HUB_READER_ROLE);
@@ -948,10 +955,18 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
     // the stock path's stays resolved.
     const withoutFccs = await restoredAddresses();
     withoutFccs.set('stock', await storedAddresses('stock'));
+    // Liqo's writer applies a slice it owns again after each write of ours: those re-applies (each storing a version
+    // that moves managedFields) are over before the recording below begins.
+    const liqoOwned = (await admin.get<{ items: KubeObject[] }>(SLICES)).items
+      .filter((item) => managersOf(item).some((m) => m.startsWith(`${LIQO_MANAGER}/`)) && withoutFccs.get(item.metadata?.name ?? '') !== addressesOf(item))
+      .map((item) => ({ name: `demo/${item.metadata?.name}`, writes: writer!.writes(`demo/${item.metadata?.name}`) }));
     await hubAdmin.ok('DELETE', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/foreignclusterconnections.networking.liqo.io');
     await waitFor(() => logRecords(running).some((r) => typeof r.msg === 'string' && r.msg.startsWith('no ForeignClusterConnections to read')),
       { ...CONVERGE, description: 'the webhook sees no FCC CRD on the hub' });
     await untilAll(withoutFccs, 'the FCC path\'s slices restored');
+    assert.ok(liqoOwned.length > 0, 'some of the restored slices are Liqo\'s');
+    await waitFor(() => liqoOwned.every(({ name, writes }) => writer!.writes(name) > writes),
+      { ...CONVERGE, description: `Liqo's writer re-applied the ${liqoOwned.length} restored slices it owns` });
     await waitFor(async () => (await opsGet(running, '/readyz')).status === 200, { ...CONVERGE, description: 'ready without FCCs' });
     const settled = await allAddresses();
     assert.equal(settled.get('stock'), '[["10.61.0.99"]]', 'the stock path needs no FCC');
