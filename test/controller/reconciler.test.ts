@@ -154,6 +154,8 @@ test('writes put back by another writer while the API server could not call the 
     assert.deepEqual(addresses('web'), [['10.63.0.7']], 'put back, unrewritten');
     reachable = true;
     await waitFor(() => JSON.stringify(addresses('web')) === '[["10.61.0.7"]]', { description: 'written again by the confirming pass' });
+    // Said when that pass ends, which is after its write is stored.
+    await waitFor(() => passes().length >= 2, { description: 'the confirming pass ended' });
     assert.equal(said('stored objects were out of step again after the last pass, with the same view: written since without the webhook\'s review (is the webhook reachable from the API server?)'), 1);
     // And confirmed once more: that pass finds everything in step, and the confirmations end there.
     await waitFor(() => passes().length >= 3);
