@@ -60,6 +60,9 @@ test('--no-controller: stored slices are left alone while writes are still rewri
 
     await waitFor(() => storedAddresses(control.api, 'stored-before') === '[["10.61.0.1"]]',
       { timeoutMs: LONG, description: 'the control run (controller on) patches the stored slice' });
+    // The pass counts its writes and says it is done after its PATCH is stored: read below once it has.
+    await waitFor(() => logRecords(withController!).some((r) => r.msg === 'reconcile pass done'),
+      { timeoutMs: LONG, description: 'the control run\'s first pass ended' });
     assert.ok(control.api.requests.some((r) => r.method === 'PATCH' && isSliceRequest(r)), 'the control run patched through the API');
 
     const server = withoutController;

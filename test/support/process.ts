@@ -34,7 +34,8 @@ export function collectOutput(child: ChildProcessWithoutNullStreams): { lines: s
     lines.push(...parts);
   });
   child.stderr.on('data', (chunk: Buffer) => lines.push(`stderr: ${chunk.toString()}`));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // 'close', not 'exit': at 'exit' the child's last lines may still be unread in the pipe.
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   return { lines, exited };
 }
 
