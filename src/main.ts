@@ -1,4 +1,4 @@
-// The process's entry: argv to a command, each command's modules loaded only when it runs. `rewrite` and every
+// The process's entry: argv to one command of commands/ (a file each), each command's modules loaded only when it runs. `rewrite` and every
 // `--help` never load the Kubernetes client, the HTTP server or the metrics registry.
 import { EXIT_OK, EXIT_USAGE, parseCommand, type Io } from './cli.ts';
 
@@ -24,21 +24,16 @@ export async function main(argv: readonly string[], io: Io = process, env: NodeJ
     case 'usage-error':
       io.stderr.write(`shortcut-webhook${command.command === undefined ? '' : ` ${command.command}`}: ${command.message}\n\n${command.hint}`);
       return EXIT_USAGE;
-    case 'version': {
-      const info = (await import('./version.ts')).buildInfo();
-      io.stdout.write(command.output === 'json'
-        ? `${JSON.stringify({ version: info.version, commit: info.commit ?? null, node: info.node })}\n`
-        : `shortcut-webhook ${info.version}${info.commit === undefined ? '' : ` (commit ${info.commit})`}, Node.js ${info.node}\n`);
-      return EXIT_OK;
-    }
+    case 'version':
+      return (await import('./commands/version.ts')).runVersion(command.output, io);
     case 'rewrite':
       for (const warning of command.warnings) io.stderr.write(`shortcut-webhook: warning: ${warning}\n`);
-      return (await import('./offline/command.ts')).runRewrite(command.config, io);
+      return (await import('./commands/rewrite.ts')).runRewrite(command.config, io);
     case 'explain':
       for (const warning of command.warnings) io.stderr.write(`shortcut-webhook: warning: ${warning}\n`);
-      return (await import('./live-explain.ts')).runExplain(command.config, io, env);
+      return (await import('./commands/explain.ts')).runExplain(command.config, io, env);
     case 'serve':
       for (const warning of command.warnings) io.stderr.write(`shortcut-webhook: warning: ${warning}\n`);
-      return (await import('./serve.ts')).serve(command.config, env);
+      return (await import('./commands/serve.ts')).serve(command.config, env);
   }
 }

@@ -67,7 +67,7 @@ test('without a kubeconfig or a pod, explain says there is no cluster to read', 
 });
 
 test('a view that does not sync in time is exit 1 with a message, and the command still ends', async () => {
-  const { runExplain } = await import('../src/live-explain.ts');
+  const { runExplain } = await import('../src/commands/explain.ts');
   const { PassThrough, Readable } = await import('node:stream');
   server.failNext({ pathIncludes: '/foreignclusterconnections', count: 1000 }, 500);
   const stderr = new PassThrough();

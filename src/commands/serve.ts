@@ -1,30 +1,30 @@
 // Composition root of `serve`: config -> view -> apps -> listen; signals. The only place the server is started.
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { buildOpsApp, buildWebhookApp, type WebhookApp } from './app.ts';
-import { EXIT_INVALID_INPUT, EXIT_OK } from './cli.ts';
-import type { ServeConfig } from './config.ts';
-import type { ForeignClusterConnection } from './core/fcc.ts';
-import { localClusters, localStates, viewNotes } from './core/local-clusters.ts';
-import { pairChanges } from './core/pair-changes.ts';
-import { describeState, notThisCluster, type PairState } from './core/pairs.ts';
-import type { Snapshot } from './core/snapshot.ts';
-import type { LeaderElector } from './controller/leader.ts';
-import type { SliceReconciler } from './controller/reconciler.ts';
-import type { ReloadingKubeConfig } from './kube/reloading-config.ts';
-import { inCluster } from './kube/in-cluster.ts';
-import { createLogger, type Logger } from './log.ts';
-import { Metrics } from './metrics.ts';
-import { trackDrain } from './server/drain.ts';
-import { developmentTls } from './dev-tls.ts';
-import { buildInfo, userAgent } from './version.ts';
-import { CertificateWatcher, secureContextOptions } from './tls.ts';
-import { errorMessage } from './util/errors.ts';
-import type { FailingReport, SourceReport } from './server/debug-pairs.ts';
-import type { ClusterShortcutSource } from './view/cluster-source.ts';
-import type { SourceFailure } from './view/list-watch.ts';
-import { FileShortcutSource } from './view/file-source.ts';
-import { SnapshotStore } from './view/shortcut-view.ts';
+import { buildOpsApp, buildWebhookApp, type WebhookApp } from '../app.ts';
+import { EXIT_INVALID_INPUT, EXIT_OK } from '../cli.ts';
+import type { ServeConfig } from '../config.ts';
+import type { ForeignClusterConnection } from '../core/fcc.ts';
+import { localClusters, localStates, viewNotes } from '../core/local-clusters.ts';
+import { pairChanges } from '../core/pair-changes.ts';
+import { describeState, notThisCluster, type PairState } from '../core/pairs.ts';
+import type { Snapshot } from '../core/snapshot.ts';
+import type { LeaderElector } from '../controller/leader.ts';
+import type { SliceReconciler } from '../controller/reconciler.ts';
+import type { ReloadingKubeConfig } from '../kube/reloading-config.ts';
+import { inCluster } from '../kube/in-cluster.ts';
+import { createLogger, type Logger } from '../log.ts';
+import { Metrics } from '../metrics.ts';
+import { trackDrain } from '../server/drain.ts';
+import { developmentTls } from '../dev-tls.ts';
+import { buildInfo, userAgent } from '../version.ts';
+import { CertificateWatcher, secureContextOptions } from '../tls.ts';
+import { errorMessage } from '../util/errors.ts';
+import type { FailingReport, SourceReport } from '../server/debug-pairs.ts';
+import type { ClusterShortcutSource } from '../view/cluster-source.ts';
+import type { SourceFailure } from '../view/list-watch.ts';
+import { FileShortcutSource } from '../view/file-source.ts';
+import { SnapshotStore } from '../view/shortcut-view.ts';
 
 /** Logs each FCC whose state changed for a local cluster, once per change. */
 function pairLogger(logger: Logger, clusterId: string | undefined): (snapshot: Snapshot) => void {
@@ -97,7 +97,7 @@ function notesLogger(logger: Logger, view: { isSynced(): boolean }, clusterId: s
 async function kubeConfigsFor(config: ServeConfig, env: NodeJS.ProcessEnv, logger: Logger): Promise<{ local: ReloadingKubeConfig | undefined; shortcuts: ReloadingKubeConfig | undefined }> {
   const localFile = config.kubeconfig ?? (config.source === 'cluster' ? env.KUBECONFIG || undefined : undefined);
   if (localFile === undefined && config.shortcutsKubeconfig === undefined && !inCluster(env)) return { local: undefined, shortcuts: undefined };
-  const { reloadingKubeConfig } = await import('./kube/reloading-config.ts');
+  const { reloadingKubeConfig } = await import('../kube/reloading-config.ts');
   const agent = userAgent();
   const local = reloadingKubeConfig(localFile, logger, env, agent);
   const shortcuts = config.shortcutsKubeconfig !== undefined ? reloadingKubeConfig(config.shortcutsKubeconfig, logger, env, agent) : local;
@@ -270,7 +270,7 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
   let sourceName: string;
   let sources: () => readonly SourceReport[];
   if (clusterMode) {
-    const { ClusterShortcutSource } = await import('./view/cluster-source.ts');
+    const { ClusterShortcutSource } = await import('../view/cluster-source.ts');
     const clusterSource = new ClusterShortcutSource({
       store, logger, shortcutsConfig: shortcuts, namespace: config.shortcutsNamespace, localConfig: local,
       // FCCs read on the hub: its IPAM objects are read there too (the stock-Liqo path).
@@ -300,7 +300,7 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
   else if (local === undefined) logger.info('controller off: no local cluster API to reconcile stored slices with (file mode without --kubeconfig)');
   else {
     const [{ LeaderElector }, { SliceReconciler }, { STORED_KINDS }] = await Promise.all([
-      import('./controller/leader.ts'), import('./controller/reconciler.ts'), import('./controller/kinds.ts')]);
+      import('../controller/leader.ts'), import('../controller/reconciler.ts'), import('../controller/kinds.ts')]);
     const namespace = podNamespace(env);
     const leaderElector = namespace === undefined ? undefined : new LeaderElector({
       config: local, namespace, name: LEASE_NAME, identity: env.POD_NAME || `${hostname()}-${process.pid}`, logger,

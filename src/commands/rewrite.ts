@@ -11,8 +11,8 @@ import { readDocuments, type ListDocument } from '../util/documents.ts';
 import { errorMessage } from '../util/errors.ts';
 import { printYaml, printYamlEntry } from '../util/yaml-fast.ts';
 import { loadShortcutFiles } from '../view/shortcut-files.ts';
-import { explain, explainJson, unusableNotes } from './explain.ts';
-import { clusterOf, rewriteDocument, rewriteListItems, type DocumentResult, type OfflineOptions, type SliceReport } from './rewrite-documents.ts';
+import { explain, explainJson, unusableNotes } from '../offline/explain.ts';
+import { clusterOf, rewriteDocument, rewriteListItems, type DocumentResult, type OfflineOptions, type SliceReport } from '../offline/rewrite-documents.ts';
 
 async function readInput(input: string, stdin: NodeJS.ReadableStream): Promise<string> {
   if (input !== '-') return readFile(input, 'utf8');

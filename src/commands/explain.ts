@@ -4,18 +4,18 @@
 // else. The Kubernetes client is loaded only for this command (main.ts imports this module on demand).
 import { Writable } from 'node:stream';
 import { CustomObjectsApi } from '@kubernetes/client-node';
-import { EXIT_INVALID_INPUT, EXIT_OK, type Io } from './cli.ts';
-import type { ExplainConfig } from './config.ts';
-import { asEndpointSlice, MANAGED_BY_LABEL } from './core/endpoint-slice.ts';
-import { asShadowEndpointSlice, SHADOW_GROUP, SHADOW_KIND, SHADOW_VERSION } from './core/shadow-endpoint-slice.ts';
-import { describeError, httpStatus, loadKubeAccess, readListPage, type KubeAccess } from './kube/client.ts';
-import { createLogger } from './log.ts';
-import { explain, explainJson } from './offline/explain.ts';
-import { rewriteDocuments } from './offline/rewrite-documents.ts';
-import { errorMessage } from './util/errors.ts';
-import { userAgent } from './version.ts';
-import { ClusterShortcutSource } from './view/cluster-source.ts';
-import { SnapshotStore } from './view/shortcut-view.ts';
+import { EXIT_INVALID_INPUT, EXIT_OK, type Io } from '../cli.ts';
+import type { ExplainConfig } from '../config.ts';
+import { asEndpointSlice, MANAGED_BY_LABEL } from '../core/endpoint-slice.ts';
+import { asShadowEndpointSlice, SHADOW_GROUP, SHADOW_KIND, SHADOW_VERSION } from '../core/shadow-endpoint-slice.ts';
+import { describeError, httpStatus, loadKubeAccess, readListPage, type KubeAccess } from '../kube/client.ts';
+import { createLogger } from '../log.ts';
+import { explain, explainJson } from '../offline/explain.ts';
+import { rewriteDocuments } from '../offline/rewrite-documents.ts';
+import { errorMessage } from '../util/errors.ts';
+import { userAgent } from '../version.ts';
+import { ClusterShortcutSource } from '../view/cluster-source.ts';
+import { SnapshotStore } from '../view/shortcut-view.ts';
 
 /** How long the views may take to sync before the command gives up (the list-watch loop itself retries forever). */
 const SYNC_TIMEOUT_MS = 30_000;
