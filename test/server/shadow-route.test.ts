@@ -118,7 +118,7 @@ test('an internal error on the shadow route is answered allowed without a patch,
   const logger = createLogger('info', new Writable({ write(chunk, _e, done) { logs.push(String(chunk)); done(); } }));
   const metrics = new Metrics();
   const healthy = new SnapshotStore();
-  const broken: ShortcutView = { ...healthy, isSynced: () => true, lastSync: () => 0, subscribe: () => () => {},
+  const broken: ShortcutView = { ...healthy, isSynced: () => true, isLapsed: () => false, lastSync: () => 0, subscribe: () => () => {},
     current: () => { throw new Error('view exploded'); } };
   const app = buildWebhookApp({ view: broken, metrics, logger, clusterId: undefined, tls: await loadTlsMaterial({ cert: certs.certFile, key: certs.keyFile }) });
   await app.listen({ host: '127.0.0.1', port: 0 });
