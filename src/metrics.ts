@@ -115,6 +115,17 @@ export class Metrics {
     labelNames: ['resource', 'reason'] as const, registers: [this.registry],
   });
 
+  readonly failoverSeconds = new Histogram({
+    name: `${PREFIX}failover_seconds`,
+    help: 'From a change of a peer\'s path observed in the view to the end of the pass that patched its stored objects, by direction (to-hub, to-direct).',
+    labelNames: ['direction'] as const, buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600], registers: [this.registry],
+  });
+  readonly peerPath = new Gauge({
+    name: `${PREFIX}peer_path`,
+    help: 'The path the view gives each peer\'s traffic (1 for the current one): direct or hub, why (the contract\'s reason, direct when direct), and the leaf\'s Liqo Connection state to it (none without one).',
+    labelNames: ['peer', 'path', 'reason', 'connection'] as const, registers: [this.registry],
+  });
+
   constructor(options: MetricsOptions = {}) {
     if (options.build !== undefined) {
       // The usual build_info idiom: a constant 1 whose labels say what runs, to join on or alert on mixed versions.
@@ -138,6 +149,12 @@ export class Metrics {
     }
     for (const reason of UNTOUCHED_REASONS) this.addressesUntouched.inc({ reason }, 0);
     for (const resource of ADMISSION_RESOURCES) for (const reason of HEAL_REASONS) this.objectsHealed.inc({ resource, reason }, 0);
+  }
+
+  /** The view's path per peer, replacing the last: a peer gone from the view has no series. */
+  setPeerPaths(states: readonly { readonly peer: string; readonly path: string; readonly reason: string; readonly connection: string | undefined }[]): void {
+    this.peerPath.reset();
+    for (const { peer, path, reason, connection } of states) this.peerPath.set({ peer, path, reason, connection: connection ?? 'none' }, 1);
   }
 
   /** The sync time is read at scrape time, so it is never stale between changes. */

@@ -10,6 +10,7 @@ import { pairChanges } from '../core/pair-changes.ts';
 import { describeState, notThisCluster, type PairState } from '../core/pairs.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import type { LeaderElector } from '../controller/leader.ts';
+import type { EventRecorder, ObjectReference } from '../kube/events.ts';
 import type { SliceReconciler } from '../controller/reconciler.ts';
 import type { ReloadingKubeConfig } from '../kube/reloading-config.ts';
 import { inCluster } from '../kube/in-cluster.ts';
@@ -143,6 +144,16 @@ function podNamespace(env: NodeJS.ProcessEnv): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The Deployment that runs this pod, which Events regard where a peer has no Liqo object on the leaf: a
+ * Deployment's pods are named `<deployment>-<pod-template-hash>-<suffix>`.
+ */
+function deploymentOf(podName: string | undefined, namespace: string): ObjectReference | undefined {
+  const parts = (podName ?? '').split('-');
+  if (parts.length < 3) return undefined;
+  return { apiVersion: 'apps/v1', kind: 'Deployment', namespace, name: parts.slice(0, -2).join('-') };
 }
 
 /** `::` reaches IPv6-only and dual-stack pods alike; a kernel without IPv6 refuses it, and then IPv4 will do. */
@@ -297,19 +308,32 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
   }
   let controller: SliceReconciler | undefined;
   let elector: LeaderElector | undefined;
+  let recorder: EventRecorder | undefined;
   if (!config.controller) logger.info('controller off (--no-controller)');
   else if (local === undefined) logger.info('controller off: no local cluster API to reconcile stored slices with (file mode without --kubeconfig)');
   else {
-    const [{ LeaderElector }, { SliceReconciler }, { STORED_KINDS }] = await Promise.all([
-      import('../controller/leader.ts'), import('../controller/reconciler.ts'), import('../controller/kinds.ts')]);
+    const [{ LeaderElector }, { SliceReconciler }, { STORED_KINDS }, { PeerEvents }, { EventRecorder, peerObject }] = await Promise.all([
+      import('../controller/leader.ts'), import('../controller/reconciler.ts'), import('../controller/kinds.ts'),
+      import('../controller/peer-events.ts'), import('../kube/events.ts')]);
     const namespace = podNamespace(env);
+    const identity = env.POD_NAME || `${hostname()}-${process.pid}`;
     const leaderElector = namespace === undefined ? undefined : new LeaderElector({
-      config: local, namespace, name: LEASE_NAME, identity: env.POD_NAME || `${hostname()}-${process.pid}`, logger,
+      config: local, namespace, name: LEASE_NAME, identity, logger,
       onChange: (leader) => { if (leader) controller?.trigger('became the leader', 0); },
     });
     if (leaderElector === undefined) logger.info('no POD_NAMESPACE: no leader election, this replica reconciles alone');
     elector = leaderElector;
+    const localConfig = local;
+    recorder = new EventRecorder({ config: localConfig, logger, instance: identity });
+    const deployment = namespace === undefined ? undefined : deploymentOf(env.POD_NAME, namespace);
+    const peers = new PeerEvents({
+      clusterId: config.clusterId, events: recorder, metrics, logger,
+      isLeader: () => leaderElector?.isLeader() ?? true,
+      regarding: (peer) => peerObject(localConfig, peer, deployment),
+    });
+    store.subscribe((snapshot) => { if (store.isSynced()) peers.observe(snapshot); });
     controller = new SliceReconciler({
+      onPassDone: (pass) => peers.passDone(pass),
       config: local, view: store, clusterId: config.clusterId, logger, metrics, resyncIntervalMs: config.resyncIntervalMs, resources: STORED_KINDS,
       maxConcurrentWrites: config.maxConcurrentPatches, maxWritesPerSecond: config.maxPatchesPerSecond,
       ...(leaderElector === undefined ? {} : { isLeader: () => leaderElector.isLeader() }),
@@ -338,6 +362,8 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
   const readiness = (): string[] => [
     ...notSynced(),
     ...staleness(),
+    // Reviews would use the view from before the pause: other replicas take them until every source has listed again.
+    ...(store.isLapsed() ? ['shortcut view lapsed after a pause of the process: every source is listing again'] : []),
     ...(certificates.current() === undefined ? ['serving certificate not loaded'] : []),
     ...(stopping ? ['shutting down'] : []),
   ];
@@ -396,6 +422,7 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
   if (!drained) logger.warn({ deadlineMs: SHUTDOWN_DEADLINE_MS }, 'reviews still open at the shutdown deadline, stopping anyway');
   pauses.stop();
   await controller?.stop();
+  await recorder?.flush();
   await elector?.stop();
   await source.stop();
   local?.close();

@@ -16,6 +16,7 @@ import { localClusters } from '../core/local-clusters.ts';
 import type { ShortcutView } from '../view/shortcut-view.ts';
 import { ENDPOINT_SLICES } from './endpoint-slices.ts';
 import { Healer } from './healer.ts';
+import type { PassSummary } from './peer-events.ts';
 import type { Resource } from './resource.ts';
 import { clientNodeStoredObjects, type StoredObjects } from './stored-objects.ts';
 import type { Sleep } from './token-bucket.ts';
@@ -50,6 +51,8 @@ export interface ReconcilerOptions {
   readonly absentRetryMs?: number;
   /** How soon after a pass that wrote a confirming pass looks again (the first delay, doubling while it writes); 0: none. */
   readonly confirmAfterMs?: number;
+  /** Told of each pass that ran to its end (not one the fence stopped): what the peer Events and the failover time read. */
+  readonly onPassDone?: (pass: PassSummary) => void;
   /** The healing watch of stored objects (default on). */
   readonly heal?: boolean;
   /** The healing watch's timeout (its list-watch default unless set). */
@@ -273,6 +276,7 @@ export class SliceReconciler {
       return;
     }
     this.caughtUpAt = startedAt;
+    this.options.onPassDone?.({ startedAt, endedAt: Date.now(), patched: results.patched });
     // One decision per pass, so the delay grows while passes keep failing (a write refused 403 on every pass would
     // otherwise relist everything twice a second) and starts over after a clean one.
     // A slice still in conflict after its retries was written by someone else meanwhile: plan it again soon, not at
@@ -300,8 +304,8 @@ export class SliceReconciler {
       this.waitingForFresh = true;
       this.options.logger.warn({ ...counts }, `${what}: the view lapsed (the process was paused) and plans nothing until its sources have listed again`);
     } else if (reason === 'not-leader') {
-      const log = Object.keys(counts).length > 0 ? this.options.logger.warn.bind(this.options.logger) : this.options.logger.debug.bind(this.options.logger);
-      log({ ...counts }, `${what}: not the leader (its last Lease renewal is older than the renew deadline); another replica reconciles`);
+      if (Object.keys(counts).length === 0) this.options.logger.debug('not the leader: another replica reconciles');
+      else this.options.logger.warn({ ...counts }, `${what}: not the leader (its last Lease renewal is older than the renew deadline); another replica reconciles`);
     }
   }
 

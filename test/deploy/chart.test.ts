@@ -482,9 +482,15 @@ describe('the chart with other values', () => {
       'ShortcutWebhookAdmissionErrors',
       'ShortcutWebhookDown',
       'ShortcutWebhookFailingOpen',
+      'ShortcutWebhookPeerOnHubPath',
+      'ShortcutWebhookSlowFailover',
       'ShortcutWebhookUnusableShortcuts',
       'ShortcutWebhookViewStale',
     ]);
+    // Every path: the view's path per peer, whichever path (FCC, stock, direct connections) decided it.
+    assert.match(stringAt(byName.get('ShortcutWebhookPeerOnHubPath'), 'expr'), /shortcut_webhook_peer_path\{[^}]*path="hub", connection="Connected"\}/);
+    assert.equal(stringAt(byName.get('ShortcutWebhookPeerOnHubPath'), 'for'), '10m');
+    assert.match(stringAt(byName.get('ShortcutWebhookSlowFailover'), 'expr'), /shortcut_webhook_failover_seconds_bucket/);
     assert.match(stringAt(byName.get('ShortcutWebhookAdmissionErrors'), 'expr'), /shortcut_webhook_admission_requests_total\{[^}]*result="error"/);
     assert.match(stringAt(byName.get('ShortcutWebhookViewStale'), 'expr'), /time\(\) - max by \(namespace, pod\) \(shortcut_webhook_view_last_sync_timestamp_seconds/);
     // FCCs between two other leaves are normal, not an alert.
@@ -492,7 +498,7 @@ describe('the chart with other values', () => {
     assert.match(stringAt(byName.get('ShortcutWebhookFailingOpen'), 'expr'), /apiserver_admission_webhook_fail_open_count\{name="endpointslices\.shortcut-webhook\.liqo\.io"\}/);
     assert.match(stringAt(byName.get('ShortcutWebhookDown'), 'expr'), /up\{job="shortcut-webhook", namespace="shortcut-webhook"\}/);
     const templated = rules.filter((rule) => stringAt(rule, 'annotations.description').includes('{{ $'));
-    assert.equal(templated.length, 4, 'every alert with labels names them in its description');
+    assert.equal(templated.length, 6, 'every alert with labels names them in its description');
     const known = new Set([...webhookMetrics.keys(), ...apiServerMetrics.keys(), 'up']);
     for (const rule of rules) {
       const expr = stringAt(rule, 'expr');

@@ -255,6 +255,9 @@ export function expectedLeafGrants(options: { readonly fccInCluster: boolean; re
     'discovery.k8s.io/endpointslices': ['get', 'list', 'patch', 'watch'],
     // The controller's shadow pass (SPEC §9), unless the shadow repair is switched off.
     ...(options.shadows === false ? {} : { 'offloading.liqo.io/shadowendpointslices': ['get', 'list', 'patch', 'watch'] }),
+    // One Event per transition of a peer's path (SPEC §10), on objects in Liqo's tenant namespaces: created, then its
+    // series counted by patch.
+    'events.k8s.io/events': ['create', 'patch'],
   };
 }
 

@@ -37,9 +37,13 @@ export const webhookMetrics: ReadonlyMap<string, readonly string[]> = new Map([
   ['shortcut_webhook_shadow_addresses_total', ['outcome']],
   // Beyond the contract's list: the controller's shadow pass (SPEC §9).
   ['shortcut_webhook_shadows_reconciled_total', ['result']],
+  // SPEC §10: what an operator sees of each peer's path.
+  ['shortcut_webhook_failover_seconds', ['direction']],
+  ['shortcut_webhook_peer_path', ['peer', 'path', 'reason', 'connection']],
+  ['shortcut_webhook_objects_healed_total', ['resource', 'reason']],
 ]);
 
-export const histogramMetrics = new Set(['shortcut_webhook_admission_duration_seconds']);
+export const histogramMetrics = new Set(['shortcut_webhook_admission_duration_seconds', 'shortcut_webhook_failover_seconds']);
 
 /** The kube-apiserver's admission webhook metrics (k8s.io/apiserver pkg/admission/metrics) and their labels. */
 export const apiServerMetrics: ReadonlyMap<string, readonly string[]> = new Map([

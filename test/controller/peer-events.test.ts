@@ -1,0 +1,138 @@
+// What an operator sees of a peer's path (SPEC §10): one Event per transition per peer on the leaf's Connection to it,
+// with the objects moved and the time taken, repeats counted on the same Event, the failover time in the histogram,
+// and the view's path per peer as a gauge. Against the test API server, events.k8s.io/v1 served.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
+import { PeerEvents } from '../../src/controller/peer-events.ts';
+import { EventRecorder, peerObject } from '../../src/kube/events.ts';
+import { createLogger } from '../../src/log.ts';
+import { Metrics } from '../../src/metrics.ts';
+import { SnapshotStore } from '../../src/view/shortcut-view.ts';
+import { fcc } from '../support/builders.ts';
+import { startKubeApiServer, type KubeApiServer, type ResourceDefinition } from '../support/kube-api-server.ts';
+import { waitFor } from '../support/wait-for.ts';
+
+const EVENTS: ResourceDefinition = { group: 'events.k8s.io', version: 'v1', plural: 'events', singular: 'event', kind: 'Event', namespaced: true, builtin: true };
+
+interface StoredEvent { reason: string; type: string; note: string; reportingController: string; regarding: { kind: string; name: string; namespace: string; uid?: string }; series?: { count: number } }
+
+async function world(options: { leader?: () => boolean } = {}) {
+  const server = await startKubeApiServer();
+  server.registerResource(EVENTS);
+  const connection = await server.create({ apiVersion: 'networking.liqo.io/v1beta1', kind: 'Connection',
+    metadata: { name: 'cluster3', namespace: 'liqo-tenant-cluster3', labels: { 'liqo.io/remote-cluster-id': 'cluster3' } }, status: { value: 'Connected' } });
+  const config = new KubeConfig();
+  config.loadFromFile(await server.kubeconfig());
+  const metrics = new Metrics();
+  const recorder = new EventRecorder({ config, logger: createLogger('silent'), instance: 'webhook-a', minWriteIntervalMs: 50 });
+  let recorded = 0;
+  const sink = { record: (event: Parameters<EventRecorder['record']>[0]) => { recorded++; recorder.record(event); } };
+  let clock = 1_000_000;
+  const peers = new PeerEvents({ clusterId: 'cluster2', events: sink, metrics, logger: createLogger('silent'),
+    isLeader: options.leader ?? (() => true), regarding: (peer) => peerObject(config, peer, undefined), now: () => clock });
+  const store = new SnapshotStore();
+  store.subscribe((snapshot) => peers.observe(snapshot));
+  const tunnel = (state: string) => store.publishTunnels(new Map([['cluster3', state]]));
+  tunnel('Connected');
+  store.publishFccs([fcc({ a: 'cluster2', b: 'cluster3' })]);
+  const events = () => server.list({ apiVersion: 'events.k8s.io/v1', kind: 'Event' }) as unknown as StoredEvent[];
+  return { server, metrics, recorder, peers, tunnel, events, connection, recorded: () => recorded, advance: (ms: number) => { clock += ms; return clock; }, now: () => clock };
+}
+
+async function close(w: { server: KubeApiServer; recorder: EventRecorder }): Promise<void> {
+  await w.recorder.flush();
+  await w.server.close();
+}
+
+test('a direct network lost is one Warning Event on the peer\'s Connection, with the objects moved and the time, once the pass is done', async () => {
+  const w = await world();
+  try {
+    assert.match(await w.metrics.registry.metrics(), /shortcut_webhook_peer_path\{peer="cluster3",path="direct",reason="direct",connection="Connected"\} 1/);
+    const observedAt = w.now();
+    w.tunnel('Error');
+    assert.match(await w.metrics.registry.metrics(), /shortcut_webhook_peer_path\{peer="cluster3",path="hub",reason="tunnel-down",connection="Error"\} 1/);
+    assert.deepEqual(w.events(), [], 'no Event before the pass that moved the objects');
+    w.peers.passDone({ startedAt: observedAt, endedAt: w.advance(2500), patched: 412 });
+    const [event] = await waitFor(() => (w.events().length === 1 ? w.events() : undefined), { description: 'the Event' });
+    assert.equal(event?.type, 'Warning');
+    assert.equal(event?.reason, 'DirectNetworkLost');
+    assert.equal(event?.reportingController, 'shortcut-webhook');
+    assert.deepEqual(event?.regarding, { apiVersion: 'networking.liqo.io/v1beta1', kind: 'Connection', namespace: 'liqo-tenant-cluster3', name: 'cluster3', uid: w.connection.metadata?.uid });
+    assert.match(event?.note ?? '', /412 stored objects patched in 2\.5 s/);
+    assert.match(await w.metrics.registry.metrics(), /shortcut_webhook_failover_seconds_count\{direction="to-hub"\} 1/);
+    // And back: a Normal Event, the other direction's histogram.
+    const back = w.now();
+    w.tunnel('Connected');
+    w.peers.passDone({ startedAt: back, endedAt: w.advance(1000), patched: 412 });
+    await waitFor(() => w.events().some((e) => e.reason === 'DirectNetworkRestored' && e.type === 'Normal'), { description: 'restored' });
+    assert.match(await w.metrics.registry.metrics(), /shortcut_webhook_failover_seconds_count\{direction="to-direct"\} 1/);
+  } finally {
+    await close(w);
+  }
+});
+
+test('a flapping tunnel makes one Event per direction whose count grows, not one Event per flap', async () => {
+  const w = await world();
+  try {
+    for (let flap = 0; flap < 5; flap++) {
+      for (const state of ['Error', 'Connected']) {
+        const at = w.now();
+        w.tunnel(state);
+        w.peers.passDone({ startedAt: at, endedAt: w.advance(100), patched: 3 });
+      }
+    }
+    await waitFor(() => {
+      const lost = w.events().find((e) => e.reason === 'DirectNetworkLost');
+      return lost?.series?.count === 5 ? lost : undefined;
+    }, { description: 'the lost Event counts five' });
+    assert.equal(w.events().length, 2, 'one Event per reason');
+    const writes = w.server.requests.filter((r) => r.path.includes('/events'));
+    assert.ok(writes.length < 10, `${writes.length} writes for 10 transitions: repeats are merged`);
+  } finally {
+    await close(w);
+  }
+});
+
+test('a failover whose pass never came (the replica was not leading) is no Event, and a follower writes none', async () => {
+  const w = await world({ leader: () => false });
+  try {
+    const at = w.now();
+    w.tunnel('Error');
+    w.peers.passDone({ startedAt: at - 1, endedAt: w.advance(10), patched: 0 });
+    assert.deepEqual(w.events(), [], 'a pass that started before the change does not end it');
+    w.peers.passDone({ startedAt: at, endedAt: w.advance(10), patched: 1 });
+    // The histogram is each replica's; the Event is the leader's only.
+    assert.match(await w.metrics.registry.metrics(), /shortcut_webhook_failover_seconds_count\{direction="to-hub"\} 1/);
+    await w.recorder.flush();
+    assert.equal(w.server.requests.filter((r) => r.path.includes('/events')).length, 0);
+  } finally {
+    await close(w);
+  }
+});
+
+test('where Events may not be created, the product goes on and says so once', async () => {
+  const w = await world();
+  try {
+    w.server.failNext({ pathIncludes: '/events', count: 100 }, 403);
+    for (const state of ['Error', 'Connected', 'Error']) {
+      const at = w.now();
+      w.tunnel(state);
+      w.peers.passDone({ startedAt: at, endedAt: w.advance(10), patched: 1 });
+    }
+    const tries = () => w.server.requests.filter((r) => r.path.includes('/events')).length;
+    // Each transition reaches the recorder once the object it regards is read: all three, then their writes.
+    await waitFor(() => w.recorded() === 3, { description: 'three transitions recorded' });
+    await waitFor(() => tries() > 0, { description: 'a try' });
+    const at = w.now();
+    w.tunnel('Connected');
+    w.peers.passDone({ startedAt: at, endedAt: w.advance(10), patched: 1 });
+    await waitFor(() => w.recorded() === 4, { description: 'the fourth recorded' });
+    await w.recorder.flush();
+    // Four occurrences of two Events: at most one try each while the first refusal was on its way, none after it.
+    assert.ok(tries() <= 2, `${tries()} tries`);
+    assert.ok(w.server.requests.filter((r) => r.path.includes('/events')).every((r) => r.status === 403));
+  } finally {
+    await close(w);
+  }
+});
