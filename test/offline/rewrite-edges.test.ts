@@ -69,6 +69,35 @@ test('a slice left alone because its annotations would be too large says so on s
   assert.match(run.stderr, /demo\/web-abcde left as it came: the annotations would pass the API server's 262144 byte limit/);
 });
 
+test('a garbage address is said once per document on stderr, left exactly as written, exit 0', async () => {
+  const garbage = sliceObject({ addresses: [['10.63.0.999'], ['not-an-ip', '10.63.0.151']] });
+  const clean = sliceObject({ name: 'web-clean' });
+  const run = await runCli(['rewrite', '--shortcuts', shortcuts], { stdin: `${stringify(garbage)}---\n${stringify(clean)}` });
+  assert.equal(run.code, 0, run.stderr);
+  const notes = run.stderr.split('\n').filter((line) => line.includes('not a canonical IP'));
+  assert.deepEqual(notes, ['shortcut-webhook rewrite: stdin#1: left exactly as written, not a canonical IP of the slice\'s family: '
+    + '"10.63.0.999" in demo/web-abcde (IPv4), "not-an-ip" in demo/web-abcde (IPv4)']);
+  const [first] = run.stdout.split('\n---\n');
+  assert.match(first ?? '', /- 10\.63\.0\.999\n/);
+  assert.match(first ?? '', /- not-an-ip\n/);
+  assert.match(first ?? '', /- 10\.61\.0\.151\n/, 'the canonical address of the same slice is still rewritten');
+});
+
+test('the garbage note names a few addresses of a List, not every one', async () => {
+  const items = Array.from({ length: 3 }, (_, i) => sliceObject({ name: `web-${i}`, addresses: [[`10.63.0.${300 + i}`, `10.63.1.${300 + i}`]] }));
+  const run = await runCli(['rewrite', '--shortcuts', shortcuts, '-o', 'json'], { stdin: JSON.stringify({ apiVersion: 'v1', kind: 'List', items }) });
+  assert.equal(run.code, 0, run.stderr);
+  const notes = run.stderr.split('\n').filter((line) => line.includes('not a canonical IP'));
+  assert.equal(notes.length, 1, run.stderr);
+  assert.match(notes[0] ?? '', /^shortcut-webhook rewrite: stdin#1: .*"10\.63\.0\.300" in demo\/web-0 \(IPv4\), "10\.63\.1\.300" in demo\/web-0 \(IPv4\), "10\.63\.0\.301" in demo\/web-1 \(IPv4\) and 3 more$/);
+});
+
+test('no garbage, no note: an address no pair holds is not taken for garbage', async () => {
+  const run = await runCli(['rewrite', '--shortcuts', shortcuts], { stdin: stringify(sliceObject({ addresses: [['10.63.0.151'], ['10.200.0.9']] })) });
+  assert.equal(run.code, 0, run.stderr);
+  assert.doesNotMatch(run.stderr, /canonical/);
+});
+
 test('a JSON error is placed where a JSON reader places it, in the whole file: the line of the token after a missing comma', async () => {
   const file = join(dir, 'broken.json');
   // One document: yaml (the fallback reader) put the error at line 2, the key before the missing comma.
