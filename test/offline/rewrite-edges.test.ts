@@ -121,3 +121,12 @@ test('`rewrite --hub` without --shortcuts names what the stock-Liqo path needs o
   const help = await runCli(['rewrite', '--help']);
   assert.match(help.stdout, /--shortcuts PATH +the leaf's side: ForeignClusterConnections \(FCC path\) and\/or the leaf's Liqo Connections and Configurations \(all the stock-Liqo path needs, with --hub\)/);
 });
+
+test('the help texts name what each path reads: the stock-Liqo path needs no FCC, and the hub is read for its IPAM too', async () => {
+  const top = await runCli(['--help']);
+  assert.match(top.stdout, /rewrite +rewrite EndpointSlices offline against files: FCCs, or the leaf's and the hub's Liqo objects/);
+  const rewrite = await runCli(['rewrite', '--help']);
+  assert.match(rewrite.stdout, /the stock-Liqo path needs no FCC,\nonly the leaf's Liqo Configurations and Connections \(--shortcuts\) and the hub's IPs and Configurations \(--hub\)/);
+  const explain = await runCli(['explain', '--help']);
+  assert.match(explain.stdout, /--shortcuts-kubeconfig FILE +read ForeignClusterConnections, and the hub's Liqo IPs and Configurations, on this cluster/);
+});
