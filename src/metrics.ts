@@ -14,6 +14,14 @@ const PREFIX = 'shortcut_webhook_';
 
 export type ReconcileResult = 'patched' | 'unchanged' | 'conflict' | 'error' | 'gone';
 
+/**
+ * Why a stored object the healing watch patched was out of step: `not-reviewed`, written while the view had not
+ * moved, so the webhook never saw it (it fails open); `stale-view`, written while the view was moving, so reviewed
+ * by a replica whose view was older, or before the pass for the change reached it.
+ */
+export type HealReason = 'not-reviewed' | 'stale-view';
+const HEAL_REASONS: readonly HealReason[] = ['not-reviewed', 'stale-view'];
+
 /** The resource a review was for, by its route; `unknown` for a body refused before it reached one. */
 export type AdmissionResource = 'endpointslices' | 'shadowendpointslices';
 const ADMISSION_RESOURCES: readonly AdmissionResource[] = ['endpointslices', 'shadowendpointslices'];
@@ -101,6 +109,12 @@ export class Metrics {
     labelNames: ['result'] as const, registers: [this.registry],
   });
 
+  readonly objectsHealed = new Counter({
+    name: `${PREFIX}objects_healed_total`,
+    help: 'Stored objects the controller\'s healing watch patched within seconds of a write that left them out of step, by resource and why.',
+    labelNames: ['resource', 'reason'] as const, registers: [this.registry],
+  });
+
   constructor(options: MetricsOptions = {}) {
     if (options.build !== undefined) {
       // The usual build_info idiom: a constant 1 whose labels say what runs, to join on or alert on mixed versions.
@@ -123,6 +137,7 @@ export class Metrics {
       this.shadowsReconciled.inc({ result }, 0);
     }
     for (const reason of UNTOUCHED_REASONS) this.addressesUntouched.inc({ reason }, 0);
+    for (const resource of ADMISSION_RESOURCES) for (const reason of HEAL_REASONS) this.objectsHealed.inc({ resource, reason }, 0);
   }
 
   /** The sync time is read at scrape time, so it is never stale between changes. */

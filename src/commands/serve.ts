@@ -20,6 +20,7 @@ import { developmentTls } from '../dev-tls.ts';
 import { buildInfo, userAgent } from '../version.ts';
 import { CertificateWatcher, secureContextOptions } from '../tls.ts';
 import { errorMessage } from '../util/errors.ts';
+import { PauseDetector } from '../util/pause-detector.ts';
 import type { FailingReport, SourceReport } from '../server/debug-pairs.ts';
 import type { ClusterShortcutSource } from '../view/cluster-source.ts';
 import type { SourceFailure } from '../view/list-watch.ts';
@@ -312,6 +313,7 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
       config: local, view: store, clusterId: config.clusterId, logger, metrics, resyncIntervalMs: config.resyncIntervalMs, resources: STORED_KINDS,
       maxConcurrentWrites: config.maxConcurrentPatches, maxWritesPerSecond: config.maxPatchesPerSecond,
       ...(leaderElector === undefined ? {} : { isLeader: () => leaderElector.isLeader() }),
+      ...(config.watchTimeoutSeconds === undefined ? {} : { watchTimeoutSeconds: config.watchTimeoutSeconds }),
     });
   }
 
@@ -363,6 +365,17 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
   }
   local?.watch();
   shortcuts?.watch();
+  // A process that stood still past its watches' timeouts (SIGSTOP, a frozen VM) resumes with a view that may be far
+  // behind: the view lapses, and plans nothing, until every source has listed again.
+  const pauses = new PauseDetector({
+    onPause: (pausedMs) => {
+      logger.warn({ pausedMs: Math.round(pausedMs) }, 'the process was paused: the view plans no write until its sources have listed again');
+      if (source instanceof FileShortcutSource) return;
+      const clusterSource = source;
+      store.lapse(() => clusterSource.relist());
+    },
+  });
+  pauses.start();
   await source.start();
   elector?.start();
   controller?.start();
@@ -381,6 +394,7 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
     new Promise<false>((resolve) => setTimeout(() => resolve(false), SHUTDOWN_DEADLINE_MS).unref()),
   ]);
   if (!drained) logger.warn({ deadlineMs: SHUTDOWN_DEADLINE_MS }, 'reviews still open at the shutdown deadline, stopping anyway');
+  pauses.stop();
   await controller?.stop();
   await elector?.stop();
   await source.stop();

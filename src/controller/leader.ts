@@ -1,5 +1,10 @@
-// Lease-based leader election for the controller, as client-go does it. Cheap insurance, not a correctness need:
-// every replica computes the same f and patches under a resourceVersion test, so two leaders only waste writes.
+// Lease-based leader election for the controller, as client-go's tools/leaderelection does it, and the fence that
+// goes with it. Every replica computes the same f and patches under a resourceVersion test, so two leaders only
+// waste writes while both views are current; a leader frozen past its Lease (a GC pause, a stopped VM, a node under
+// memory pressure) is another matter: it resumes with the view it had, and whatever it writes before it learns that
+// another replica leads now is planned on that stale view. So leadership is a rule, not a flag: a replica leads only
+// while its last successful renewal is younger than the renew deadline, on its own monotonic clock, and callers ask
+// isLeader() before every write.
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { isObject, objectAt, stringField } from '../core/json.ts';
 import { namespacedName } from '../core/object-name.ts';
@@ -22,8 +27,17 @@ export interface LeaderElectionOptions {
   /** A leader that could not renew for this long stops acting as one, before others may take over. */
   readonly renewDeadlineMs?: number;
   readonly onChange?: (leader: boolean) => void;
+  /** Wall-clock time for the Lease's fields (MicroTime); Date.now by default. */
   readonly now?: () => number;
+  /**
+   * The clock of the leadership rule: monotonic, so that a step of the wall clock neither extends nor ends a term,
+   * and advancing while the process is stopped (performance.now by default).
+   */
+  readonly monotonic?: () => number;
 }
+
+/** Renew deadline by default: below the Lease's 15 s, so a leader stops acting before another may take over. */
+const DEFAULT_RENEW_DEADLINE_MS = 10_000;
 
 /** Lease times are MicroTime: RFC 3339 with six fractional digits. */
 function microTime(ms: number): string {
@@ -32,7 +46,8 @@ function microTime(ms: number): string {
 
 export class LeaderElector {
   private leader = false;
-  private lastRenew = 0;
+  /** Monotonic time at which the last successful renewal was sent: the term is measured from the request's start. */
+  private renewedAt = Number.NEGATIVE_INFINITY;
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
   private stopped = false;
@@ -40,14 +55,26 @@ export class LeaderElector {
   private readonly renewProblems = new ProblemLatch();
   private readonly api: CustomObjectsApi;
   private readonly now: () => number;
+  private readonly monotonic: () => number;
 
   constructor(private readonly options: LeaderElectionOptions) {
     this.api = options.config.makeApiClient(CustomObjectsApi);
     this.now = options.now ?? Date.now;
+    this.monotonic = options.monotonic ?? (() => performance.now());
   }
 
+  /**
+   * client-go's rule: leading while the last successful renewal is younger than the renew deadline. A replica that
+   * was frozen past it is no leader the moment it resumes, before any timer of its own has run; without a Lease API
+   * every replica reconciles.
+   */
   isLeader(): boolean {
-    return this.leader;
+    if (this.unsupported) return true;
+    return this.leader && this.monotonic() - this.renewedAt < this.renewDeadlineMs;
+  }
+
+  private get renewDeadlineMs(): number {
+    return this.options.renewDeadlineMs ?? DEFAULT_RENEW_DEADLINE_MS;
   }
 
   start(): void {
@@ -86,23 +113,29 @@ export class LeaderElector {
 
   private async tick(): Promise<void> {
     if (this.stopped) return;
+    // The term may have lapsed while this replica could not run at all: say so before asking the API server.
+    if (this.leader && !this.isLeader()) this.setLeader(false);
+    const sent = this.monotonic();
     try {
       const leader = await this.tryAcquireOrRenew();
-      this.setLeader(leader);
+      if (leader) this.renewedAt = sent;
+      // A renewal answered after the deadline (the process stopped while it was in flight) starts no term.
+      this.setLeader(leader && this.monotonic() - sent < this.renewDeadlineMs);
       this.renewProblems.clear();
     } catch (error) {
-      const status = httpStatus(error);
-      // A 404 may also be the Lease deleted between read and write: only a missing Lease API turns election off.
-      if (status === 403 || (status === 404 && await this.leaseApiMissing())) {
-        // No Lease API or no right to it: every replica reconciles, which is still correct.
-        if (!this.unsupported) this.options.logger.warn({ err: describeError(error) }, 'leader election unavailable, reconciling from this replica anyway');
+      // A 404 may also be the Lease deleted between read and write: only a missing Lease API turns election off. A
+      // 403 is a failure like any other, retried: an API server just restarted answers 403 until its authorizer has
+      // synced, and a replica that gave up election for good on it would reconcile beside the leader for ever.
+      if (httpStatus(error) === 404 && await this.leaseApiMissing()) {
+        // No Lease API: every replica reconciles, which is still correct.
+        if (!this.unsupported) this.options.logger.warn({ err: describeError(error) }, 'leader election unavailable (no Lease API on this cluster), reconciling from this replica anyway');
         this.unsupported = true;
         this.setLeader(true);
         return;
       }
       const message = describeError(error);
       if (this.renewProblems.isNew(message)) this.options.logger.warn({ err: message }, 'lease not renewed');
-      if (this.leader && this.now() - this.lastRenew > (this.options.renewDeadlineMs ?? 10_000)) this.setLeader(false);
+      if (this.leader && !this.isLeader()) this.setLeader(false);
     }
     if (this.stopped) return;
     this.timer = setTimeout(() => { this.ticking = this.tick(); }, this.options.renewIntervalMs ?? 2_000);
@@ -153,14 +186,12 @@ export class LeaderElector {
         body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'Lease', metadata: { name: this.options.name, namespace: this.options.namespace },
           spec: { ...mine, acquireTime: microTime(now), leaseTransitions: 0 } },
       });
-      this.lastRenew = now;
       return true;
     }
     const holder = this.holder(lease);
     const spec = isObject(lease) ? objectAt(lease, 'spec') : undefined;
     if (holder === this.options.identity) {
       await this.replace(lease, mine);
-      this.lastRenew = now;
       return true;
     }
     const renewed = Date.parse((spec && stringField(spec, 'renewTime')) ?? '');
@@ -169,7 +200,6 @@ export class LeaderElector {
     const transitions = spec !== undefined && typeof spec.leaseTransitions === 'number' ? spec.leaseTransitions : 0;
     // The replace carries the resourceVersion read: two replicas taking over at once, only one succeeds (409).
     await this.replace(lease, { ...mine, acquireTime: microTime(now), leaseTransitions: transitions + 1 });
-    this.lastRenew = now;
     return true;
   }
 }

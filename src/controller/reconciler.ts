@@ -2,22 +2,24 @@
 // change, slices already stored are wrong until Liqo rewrites them, so this lists the reflected slices and patches
 // those that differ. Each patch passes through the webhook, which computes the same f: no loop. The pass is the same
 // for every kind of stored object it keeps (a Resource: where it is stored, which objects, a pure plan), in order.
+// Between passes the healing watch (healer.ts) patches what slipped past the webhook; both write through one
+// StoredWriter (writer.ts), whose fence stops a pass the moment this replica may no longer write.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from '../util/backoff.ts';
 import { pairSignature } from '../core/pair-changes.ts';
 import type { Snapshot } from '../core/snapshot.ts';
-import { describeError, httpStatus, retryAfterHeader, type ListPage } from '../kube/client.ts';
-import { retryAfterMs } from '../util/retry-after.ts';
+import { describeError, httpStatus, type ListPage } from '../kube/client.ts';
 import { DEFAULT_MAX_CONCURRENT_PATCHES, DEFAULT_MAX_PATCHES_PER_SECOND } from './pace.ts';
 import type { Logger } from '../log.ts';
-import type { Metrics, ReconcileResult } from '../metrics.ts';
+import type { HealReason, Metrics, ReconcileResult } from '../metrics.ts';
 import { localClusters } from '../core/local-clusters.ts';
-import { namespacedName } from '../core/object-name.ts';
 import type { ShortcutView } from '../view/shortcut-view.ts';
 import { ENDPOINT_SLICES } from './endpoint-slices.ts';
-import type { PlannedWrite, Resource } from './resource.ts';
+import { Healer } from './healer.ts';
+import type { Resource } from './resource.ts';
 import { clientNodeStoredObjects, type StoredObjects } from './stored-objects.ts';
-import { TokenBucket, type Sleep } from './token-bucket.ts';
+import type { Sleep } from './token-bucket.ts';
+import { Fenced, StoredWriter, type FenceReason } from './writer.ts';
 
 export interface ReconcilerOptions {
   readonly config: KubeConfig;
@@ -48,7 +50,17 @@ export interface ReconcilerOptions {
   readonly absentRetryMs?: number;
   /** How soon after a pass that wrote a confirming pass looks again (the first delay, doubling while it writes); 0: none. */
   readonly confirmAfterMs?: number;
+  /** The healing watch of stored objects (default on). */
+  readonly heal?: boolean;
+  /** The healing watch's timeout (its list-watch default unless set). */
+  readonly watchTimeoutSeconds?: number;
 }
+
+/**
+ * How long after the view moved an object found out of step counts as reviewed with an older view (another
+ * replica's view follows within about a second; Liqo's writer re-applies within one) rather than not reviewed.
+ */
+const VIEW_SETTLING_MS = 10_000;
 
 /**
  * A pass that wrote is confirmed by another about this long after it. Liqo's writer puts a reflected slice back as
@@ -61,14 +73,6 @@ const DEFAULT_CONFIRM_AFTER_MS = 10_000;
 /** While confirming passes keep finding writes undone, they come at doubling delays up to this. */
 const MAX_CONFIRM_AFTER_MS = 300_000;
 
-/** A Retry-After longer than this is cut to it: the pass resumes within a minute whatever the server said. */
-const MAX_RETRY_AFTER_MS = 60_000;
-/** Without a readable Retry-After, a 429 holds the pass this long. */
-const DEFAULT_RETRY_AFTER_MS = 1000;
-/** A request answered 429 this many times in a row fails (counted as an error: the pass is retried later, backed off). */
-const MAX_THROTTLED = 10;
-
-const realSleep: Sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * What the controller reacts to: the usable rules of every local cluster, and what the stock path reads (the hub's
@@ -79,12 +83,19 @@ function viewSignature(snapshot: Snapshot, clusterId: string | undefined): strin
   return `${pairs};stock=${snapshot.stockInputs}`;
 }
 
-const RETRIES_ON_CONFLICT = 3;
 
 export class SliceReconciler {
   private readonly api: StoredObjects;
-  private readonly bucket: TokenBucket;
+  private readonly writer: StoredWriter;
+  private readonly healer: Healer | undefined;
   private readonly backoff: Backoff;
+  /** A pass found the view lapsed: one more once it is fresh. */
+  private waitingForFresh = false;
+  /** When the view last moved (epoch ms), and when the last pass that finished had started: see healReason. */
+  private viewMovedAt: number | undefined;
+  private caughtUpAt = 0;
+  /** Passes started: a relist of the healing watch before the first needs no pass of its own. */
+  private passesStarted = 0;
   private signature: string | undefined;
   private unsubscribe: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -102,20 +113,31 @@ export class SliceReconciler {
   private readonly resources: readonly Resource[];
   /** The optional resources found not served (list 404), said once until they are served again. */
   private readonly absent = new Set<Resource>();
-  /** While the API server asked us to wait (a 429's Retry-After), no request of the pass starts: the wait, and its end. */
-  private hold: Promise<void> | undefined;
-  private holdUntil = 0;
-  /** Resolves on stop(): a wait for a Retry-After (up to a minute) must not hold the shutdown. */
-  private readonly stopping: Promise<void>;
-  private stopNow: () => void = () => {};
-  private readonly sleep: Sleep;
 
   constructor(private readonly options: ReconcilerOptions) {
     this.api = options.storedObjects ?? clientNodeStoredObjects(options.config);
     this.resources = options.resources ?? [ENDPOINT_SLICES];
-    this.bucket = new TokenBucket(options.maxWritesPerSecond ?? DEFAULT_MAX_PATCHES_PER_SECOND);
-    this.sleep = options.sleep ?? realSleep;
-    this.stopping = new Promise((resolve) => { this.stopNow = resolve; });
+    const planNow = (resource: Resource, item: unknown) => resource.plan(item, { snapshot: options.view.current(), clusterId: options.clusterId });
+    this.writer = new StoredWriter({
+      api: this.api, logger: options.logger, metrics: options.metrics,
+      maxWritesPerSecond: options.maxWritesPerSecond ?? DEFAULT_MAX_PATCHES_PER_SECOND,
+      plan: planNow, fence: () => this.fence(), ...(options.sleep === undefined ? {} : { sleep: options.sleep }),
+    });
+    this.healer = options.heal === false ? undefined : new Healer({
+      config: options.config, api: this.api, resources: this.resources, writer: this.writer, logger: options.logger, metrics: options.metrics,
+      maxConcurrentWrites: options.maxConcurrentWrites ?? DEFAULT_MAX_CONCURRENT_PATCHES,
+      plan: (resource, item) => {
+        if (this.fence() !== undefined || !options.view.isSynced()) return undefined;
+        const snapshot = options.view.current();
+        return { plan: resource.plan(item, { snapshot, clusterId: options.clusterId }), viewVersion: snapshot.version };
+      },
+      viewVersion: () => options.view.current().version,
+      reason: () => this.healReason(),
+      onRelisted: (resource) => {
+        if (this.passesStarted > 0) this.trigger(`the healing watch of ${resource.plural} listed again: a pass covers what it may have missed`);
+      },
+      ...(options.watchTimeoutSeconds === undefined ? {} : { watchTimeoutSeconds: options.watchTimeoutSeconds }),
+    });
     this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
     const confirmAfterMs = options.confirmAfterMs ?? DEFAULT_CONFIRM_AFTER_MS;
     // Backoff draws from [cap/2, cap]: a cap of twice the delay puts the first confirmation between it and twice it.
@@ -125,14 +147,20 @@ export class SliceReconciler {
   start(): void {
     const check = (snapshot: Snapshot) => {
       if (!this.options.view.isSynced()) return;
+      if (this.waitingForFresh && !this.options.view.isLapsed()) {
+        this.waitingForFresh = false;
+        this.trigger('the view is fresh again after a pause', 0);
+      }
       const signature = viewSignature(snapshot, this.options.clusterId);
       if (signature === this.signature) return;
       const first = this.signature === undefined;
       this.signature = signature;
+      if (!first) this.viewMovedAt = Date.now();
       this.trigger(first ? 'first sync of the view' : 'usable pairs changed');
     };
     this.unsubscribe = this.options.view.subscribe(check);
     check(this.options.view.current());
+    this.healer?.start();
     if (this.options.resyncIntervalMs > 0) {
       this.resync = setInterval(() => this.trigger('periodic resync'), this.options.resyncIntervalMs);
       this.resync.unref();
@@ -141,13 +169,13 @@ export class SliceReconciler {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    this.stopNow();
+    this.writer.stop();
     this.unsubscribe?.();
     if (this.timer !== undefined) clearTimeout(this.timer);
     if (this.resync !== undefined) clearInterval(this.resync);
     if (this.relook !== undefined) clearTimeout(this.relook);
     if (this.confirm !== undefined) clearTimeout(this.confirm);
-    await this.running;
+    await Promise.all([this.running, this.healer?.stop()]);
     this.api.close();
   }
 
@@ -172,6 +200,21 @@ export class SliceReconciler {
     }, delayMs);
   }
 
+  /** Undefined while this replica may write; else why not (asked before every write and every retry, and per object). */
+  private fence(): FenceReason | undefined {
+    if (this.stopped) return 'stopping';
+    if (this.options.isLeader !== undefined && !this.options.isLeader()) return 'not-leader';
+    if (this.options.view.isLapsed()) return 'view-lapsed';
+    return undefined;
+  }
+
+  /** See HealReason: the view moved within the settling time, or the pass for its last move has not caught up. */
+  private healReason(): HealReason {
+    const moved = this.viewMovedAt;
+    if (moved === undefined) return 'not-reviewed';
+    return Date.now() - moved < VIEW_SETTLING_MS || this.caughtUpAt < moved ? 'stale-view' : 'not-reviewed';
+  }
+
   private async pass(): Promise<void> {
     // A confirming pass whose view moved meanwhile writes for the new view: nothing to say about the last one's writes.
     const confirming = this.confirmDue && this.confirmSignature === this.signature;
@@ -182,18 +225,25 @@ export class SliceReconciler {
       this.options.logger.info('the view is not synced yet: no pass');
       return;
     }
-    if (this.options.isLeader !== undefined && !this.options.isLeader()) {
-      this.options.logger.debug('not the leader: another replica reconciles');
+    const fenced = this.fence();
+    if (fenced !== undefined) {
+      this.fencedPass(fenced, 'no pass');
       return;
     }
+    this.passesStarted++;
+    const startedAt = Date.now();
     const results: Record<ReconcileResult, number> = { patched: 0, unchanged: 0, conflict: 0, error: 0, gone: 0 };
     let listed = 0;
+    const limit = this.options.maxConcurrentWrites ?? DEFAULT_MAX_CONCURRENT_PATCHES;
+    const inFlight = new Set<Promise<void>>();
+    let stoppedBy: FenceReason | undefined;
     try {
-      const limit = this.options.maxConcurrentWrites ?? DEFAULT_MAX_CONCURRENT_PATCHES;
-      const inFlight = new Set<Promise<void>>();
       for (const resource of this.resources) {
         for await (const item of this.list(resource)) {
           listed++;
+          // Asked per object, not once per pass: a leader frozen mid-pass resumes here, and plans nothing more.
+          const fence = this.fence();
+          if (fence !== undefined) throw new Fenced(fence);
           // Each object is planned on the view as it is now: a failover that comes during a long pass (a resync, a
           // confirmation, the other way's failover) moves the objects still to come at once, and the pass it asked
           // for moves those already behind. Stopping the pass instead would never finish one on a hub whose IPs
@@ -201,17 +251,28 @@ export class SliceReconciler {
           const plan = resource.plan(item, { snapshot: this.options.view.current(), clusterId: this.options.clusterId });
           if (plan.kind === 'not-ours') continue;
           if (plan.kind === 'in-step') { this.count(resource, results, 'unchanged'); continue; }
-          const write = this.write(resource, plan.write).then((result) => this.count(resource, results, result));
+          const write = this.writer.write(resource, plan.write).then((result) => this.count(resource, results, result));
           inFlight.add(write);
-          void write.finally(() => inFlight.delete(write));
+          // Settled either way, so a write the fence stopped is no unhandled rejection; the race below sees it.
+          write.then(() => inFlight.delete(write), () => inFlight.delete(write));
           if (inFlight.size >= limit) await Promise.race(inFlight);
         }
       }
       await Promise.all(inFlight);
     } catch (error) {
-      results.error++;
-      this.options.logger.warn({ err: describeError(error) }, 'reconcile pass failed, retrying');
+      // Writes already sent finish (the API server has them); those not sent yet meet the fence and stop.
+      await Promise.allSettled(inFlight);
+      if (error instanceof Fenced) stoppedBy = error.reason;
+      else {
+        results.error++;
+        this.options.logger.warn({ err: describeError(error) }, 'reconcile pass failed, retrying');
+      }
     }
+    if (stoppedBy !== undefined) {
+      this.fencedPass(stoppedBy, 'pass stopped', { listed, ...results });
+      return;
+    }
+    this.caughtUpAt = startedAt;
     // One decision per pass, so the delay grows while passes keep failing (a write refused 403 on every pass would
     // otherwise relist everything twice a second) and starts over after a clean one.
     // A slice still in conflict after its retries was written by someone else meanwhile: plan it again soon, not at
@@ -228,6 +289,20 @@ export class SliceReconciler {
         'stored objects were out of step again after the last pass, with the same view: written since without the webhook\'s review (is the webhook reachable from the API server?)');
     }
     this.confirmLater();
+  }
+
+  /**
+   * A pass the fence stopped or kept from starting: another replica leads (it does the work), or the view lapsed
+   * after a pause (a pass follows once it is fresh), or the controller stops.
+   */
+  private fencedPass(reason: FenceReason, what: string, counts: Record<string, number> = {}): void {
+    if (reason === 'view-lapsed') {
+      this.waitingForFresh = true;
+      this.options.logger.warn({ ...counts }, `${what}: the view lapsed (the process was paused) and plans nothing until its sources have listed again`);
+    } else if (reason === 'not-leader') {
+      const log = Object.keys(counts).length > 0 ? this.options.logger.warn.bind(this.options.logger) : this.options.logger.debug.bind(this.options.logger);
+      log({ ...counts }, `${what}: not the leader (its last Lease renewal is older than the renew deadline); another replica reconciles`);
+    }
   }
 
   /** One confirming pass pending at most; a pass asked for meanwhile may do its work, the confirmation still comes. */
@@ -290,7 +365,7 @@ export class SliceReconciler {
       let page: ListPage;
       try {
         const continueToken = token;
-        page = await this.paced(() => this.api.listPage({ group, version, plural, labelSelector, limit: this.options.pageSize ?? 500, continueToken }));
+        page = await this.writer.paced(() => this.api.listPage({ group, version, plural, labelSelector, limit: this.options.pageSize ?? 500, continueToken }));
       } catch (error) {
         // Not served (a CRD not installed) or not granted (the chart's switch for ShadowEndpointSlices drops the rule):
         // either way nothing of it to keep, and no failing pass retried at the backoff's pace.
@@ -308,61 +383,5 @@ export class SliceReconciler {
       yield* page.items;
       token = page.continueToken;
     } while (token !== undefined && !this.stopped);
-  }
-
-  /**
-   * One request of the pass, within the client-side cap (the token bucket) and after any wait the API server asked
-   * for. A 429 (API Priority and Fairness found the level's queues full) holds every request of the pass for its
-   * Retry-After, not only this one, then sends the same request again: the server shed load, so all of ours waits.
-   */
-  private async paced<T>(request: () => Promise<T>): Promise<T> {
-    for (let throttled = 0; ; throttled++) {
-      // A later 429 may replace the hold while this one waits: wait until none is left.
-      while (this.hold !== undefined) await this.hold;
-      if (this.stopped) throw new Error('the controller is stopping');
-      await this.bucket.take();
-      try {
-        return await request();
-      } catch (error) {
-        if (httpStatus(error) !== 429 || throttled + 1 >= MAX_THROTTLED || this.stopped) throw error;
-        const now = Date.now();
-        const delay = retryAfterMs(retryAfterHeader(error), { now, maxMs: MAX_RETRY_AFTER_MS }) ?? DEFAULT_RETRY_AFTER_MS;
-        if (now + delay > this.holdUntil) {
-          this.holdUntil = now + delay;
-          this.options.logger.warn({ delayMs: delay }, 'the API server asked the controller to wait (429), pausing its requests');
-          const hold: Promise<void> = Promise.race([this.sleep(delay), this.stopping]).then(() => { if (this.hold === hold) this.hold = undefined; });
-          this.hold = hold;
-        }
-      }
-    }
-  }
-
-  /** Patches with a resourceVersion guard; on a conflict, reads the object again and plans once more. */
-  private async write(resource: Resource, planned: PlannedWrite, attempt = 1): Promise<ReconcileResult> {
-    const { group, version, plural } = resource;
-    const { namespace, name, patch } = planned;
-    try {
-      await this.paced(() => this.api.patch({ group, version, plural, namespace, name }, patch));
-      planned.report(this.options);
-      return 'patched';
-    } catch (error) {
-      const status = httpStatus(error);
-      if (status === 404) return 'gone';
-      // A failed `test` of the resourceVersion is 422; a stale version in the object is 409. Both: read again.
-      if (status !== 409 && status !== 422) {
-        this.options.logger.warn({ resource: plural, slice: namespacedName(namespace, name), err: describeError(error) }, 'stored slice not patched');
-        return 'error';
-      }
-      if (attempt >= RETRIES_ON_CONFLICT) return 'conflict';
-      let fresh: unknown;
-      try {
-        fresh = await this.paced(() => this.api.get({ group, version, plural, namespace, name }));
-      } catch (readError) {
-        return httpStatus(readError) === 404 ? 'gone' : 'error';
-      }
-      const plan = resource.plan(fresh, { snapshot: this.options.view.current(), clusterId: this.options.clusterId });
-      if (plan.kind !== 'write') return 'unchanged';
-      return this.write(resource, plan.write, attempt + 1);
-    }
   }
 }

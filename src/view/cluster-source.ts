@@ -200,6 +200,14 @@ export class ClusterShortcutSource {
     return fccs === undefined ? this.hub?.failing() : { ...fccs, source: 'the ForeignClusterConnections' };
   }
 
+  /**
+   * Every part lists again: after a pause of the process its watches may have ended or be replaying history, and
+   * only a list says what is there now (the store is lapsed meanwhile: see SnapshotStore.lapse).
+   */
+  async relist(): Promise<void> {
+    await Promise.all([this.fccs.relist(), ...this.leafWatches.map((watch) => watch.relist()), this.hub?.relist()]);
+  }
+
   async stop(): Promise<void> {
     await Promise.all([this.fccs.stop(), ...this.leafWatches.map((watch) => watch.stop()), this.hub?.stop()]);
   }

@@ -121,6 +121,11 @@ export class HubIpamSource {
     await Promise.all(this.watches.map((watch) => watch.settled()));
   }
 
+  /** Both resources listed again (ListWatch.relist). */
+  async relist(): Promise<void> {
+    await Promise.all(this.watches.map((watch) => watch.relist()));
+  }
+
   async stop(): Promise<void> {
     await Promise.all(this.watches.map((watch) => watch.stop()));
   }

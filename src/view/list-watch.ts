@@ -40,6 +40,11 @@ export interface ListWatchOptions<T> {
   readonly keep: (object: unknown, key: string) => T | undefined;
   /** The full set of objects by `namespace/name`, after each list and each burst of watch events. */
   readonly onChange: (objects: ReadonlyMap<string, T>) => void;
+  /**
+   * Each object a watch event adds or changes, as the server sent it, before `keep`: for an owner that acts on
+   * every change (the controller's healing watch) rather than on the set.
+   */
+  readonly onEvent?: (type: 'ADDED' | 'MODIFIED', object: unknown) => void;
   /** The source answered (a list, an event, a bookmark): the view is fresh even if nothing changed. */
   readonly onFresh?: () => void;
   /**
@@ -160,6 +165,8 @@ export class ListWatch<T> {
   private throttled = 0;
   /** Ends the watch being opened or read, as far as the loop is concerned. */
   private endWatch: (() => void) | undefined;
+  /** Asked by relist(): the next attempt is a list, and these wait for it to settle. */
+  private relistWaiters: (() => void)[] = [];
 
   constructor(private readonly options: ListWatchOptions<T>) {
     this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
@@ -198,8 +205,26 @@ export class ListWatch<T> {
     return this.firstSettled;
   }
 
+  /**
+   * Lists again now, whatever the watch is doing, and resolves once that list has settled (succeeded, or failed as
+   * the owner expects): after the process was paused past its watches' timeouts, only a list says what is there now.
+   */
+  relist(): Promise<void> {
+    if (this.stopped || this.running === undefined) return Promise.resolve();
+    const settled = new Promise<void>((resolve) => { this.relistWaiters.push(resolve); });
+    this.abort?.abort();
+    this.endWatch?.();
+    this.wake?.();
+    return settled;
+  }
+
+  private static settle(waiting: readonly (() => void)[]): void {
+    for (const resolve of waiting) resolve();
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
+    ListWatch.settle(this.relistWaiters.splice(0));
     this.unsubscribe?.();
     this.abort?.abort();
     this.wake?.();
@@ -270,7 +295,11 @@ export class ListWatch<T> {
     let watches = 0;
 
     while (!this.stopped) {
+      if (this.relistWaiters.length > 0) needList = true;
       if (needList) {
+        // A list sent before a relist was asked for may carry what was there before a pause: only the ones waiting
+        // now are answered by this list, later ones by the next.
+        const waiting = this.relistWaiters.splice(0);
         try {
           // The view changes only once the whole list is in: a half-read list is not a state of the source.
           const listed = new Map<string, T>();
@@ -295,11 +324,15 @@ export class ListWatch<T> {
           this.options.onChange(this.objects);
           this.options.onFresh?.();
           this.firstSettledDone();
+          ListWatch.settle(waiting);
         } catch (error) {
           // A failure the owner expects (a CRD this cluster does not have) is its to report, not a problem to warn of.
-          if (this.options.onListError?.(httpStatus(error)) !== 'expected') {
+          const expected = this.options.onListError?.(httpStatus(error)) === 'expected';
+          if (!expected) {
             this.refused(error, 'list');
             this.problem(describeError(error), { during: 'list' });
+            // A list that failed is no answer: they wait for the next.
+            this.relistWaiters.unshift(...waiting);
           } else {
             // The server answered and the owner knows what it means (none to read): the source is live and the view
             // matches it, whatever failed before. A 404 also proves the credentials were accepted.
@@ -309,6 +342,7 @@ export class ListWatch<T> {
             if (httpStatus(error) === 404 && config instanceof ReloadingKubeConfig) config.accepted();
             this.options.onFresh?.();
             this.firstSettledDone();
+            ListWatch.settle(waiting);
           }
           this.firstAttemptDone();
           await this.sleep(this.listDelay(error));
@@ -322,6 +356,7 @@ export class ListWatch<T> {
       const started = Date.now();
       const end = await this.watchOnce();
       if (this.stopped) break;
+      if (this.relistWaiters.length > 0) continue;
       // Not a restart the server caused: view_watch_restarts counts dropped watches only.
       if (end.kind === 'credentials') { watches--; continue; }
       if (end.kind === 'gone') {
@@ -415,7 +450,10 @@ export class ListWatch<T> {
         const key = objectKey(object);
         if (key === undefined) return;
         if (type === 'DELETED') this.objects.delete(key);
-        else this.store(key, object);
+        else {
+          if (type === 'ADDED' || type === 'MODIFIED') this.options.onEvent?.(type, object);
+          this.store(key, object);
+        }
         this.schedulePublish();
       };
       let done = false;

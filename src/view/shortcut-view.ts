@@ -13,7 +13,12 @@ export interface ShortcutView {
   isSynced(): boolean;
   /** When the view last matched its source (epoch ms), undefined before the first sync. */
   lastSync(): number | undefined;
-  /** Called after every new snapshot; returns the unsubscribe function. */
+  /**
+   * True from a pause of the process (a freeze past its watches' timeouts) until every source has listed again: the
+   * snapshot may be far behind its sources, so nothing is planned on it. Listeners are called when it ends.
+   */
+  isLapsed(): boolean;
+  /** Called after every new snapshot, and when a lapse ends; returns the unsubscribe function. */
   subscribe(listener: (snapshot: Snapshot) => void): () => void;
 }
 
@@ -70,6 +75,9 @@ export class SnapshotStore implements ShortcutView {
   private configurations: readonly LiqoConfiguration[] = [];
   private hub: HubIpam = HUB_NOT_READ;
   private stockInputs = 0;
+  /** Lapses asked for (pauses seen); a lapse ends only when the sources listed again after the latest. */
+  private lapses = 0;
+  private lapsed = false;
 
   constructor(private readonly clock: Clock = Date.now) {}
 
@@ -83,6 +91,24 @@ export class SnapshotStore implements ShortcutView {
 
   lastSync(): number | undefined {
     return this.syncedAt;
+  }
+
+  isLapsed(): boolean {
+    return this.lapsed;
+  }
+
+  /**
+   * The process was paused: the view is lapsed until `relist` (every source listing again) settles, for the latest
+   * pause. Listeners hear of the end with the snapshot the lists made.
+   */
+  lapse(relist: () => Promise<void>): void {
+    const lapse = ++this.lapses;
+    this.lapsed = true;
+    void relist().then(() => {
+      if (lapse !== this.lapses || !this.lapsed) return;
+      this.lapsed = false;
+      for (const listener of this.listeners) listener(this.snapshot);
+    });
   }
 
   subscribe(listener: (snapshot: Snapshot) => void): () => void {

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { stringify } from 'yaml';
 import { fccObject, sliceObject } from '../support/builders.ts';
 import { parseCommand } from '../../src/cli.ts';
 import { runCli } from '../support/run-cli.ts';
+import { scratchDir } from '../support/scratch.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'shortcut-cli-'));
+const dir = scratchDir('shortcut-cli-');
 const shortcuts = join(dir, 'fcc.yaml');
 writeFileSync(shortcuts, stringify(fccObject()));
 const sliceYaml = stringify(sliceObject());
@@ -32,7 +32,7 @@ test('JSON input is read like YAML', async () => {
 });
 
 test('a folder of shortcut files is read, including List documents', async () => {
-  const folder = mkdtempSync(join(tmpdir(), 'shortcut-folder-'));
+  const folder = scratchDir('shortcut-folder-');
   writeFileSync(join(folder, 'list.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [fccObject()] }));
   writeFileSync(join(folder, 'notes.txt'), 'not yaml: [');
   const run = await runCli(['rewrite', '--shortcuts', folder, '--output', 'patch'], { stdin: sliceYaml });
@@ -206,7 +206,7 @@ test('a --shortcuts flag beats SHORTCUT_WEBHOOK_SHORTCUTS_KUBECONFIG, and the re
 });
 
 test('--explain names the unusable FCC behind an address it left alone, with the reason', async () => {
-  const folder = mkdtempSync(join(tmpdir(), 'shortcut-explain-'));
+  const folder = scratchDir('shortcut-explain-');
   writeFileSync(join(folder, 'fcc.yaml'), stringify(fccObject({ connected: false })));
   const run = await runCli(['rewrite', '--shortcuts', folder, '--explain'], { stdin: stringify(sliceObject({ addresses: [['10.63.0.151', '10.200.0.1']] })) });
   assert.match(run.stdout, /10\.63\.0\.151\s+10\.63\.0\.151\s+liqo\/cluster2-cluster3\s+no-pair: not-connected/);
@@ -220,7 +220,7 @@ test('--explain names the FCC whose shortcut space holds an address already ther
 });
 
 test('--explain says when the shortcut files hold no FCC at all, and shows no empty table', async () => {
-  const folder = mkdtempSync(join(tmpdir(), 'shortcut-explain-'));
+  const folder = scratchDir('shortcut-explain-');
   writeFileSync(join(folder, 'none.yaml'), stringify({ apiVersion: 'v1', kind: 'List', items: [] }));
   const run = await runCli(['rewrite', '--shortcuts', folder, '--explain'], { stdin: stringify(sliceObject()) });
   assert.equal(run.code, 0, run.stderr);

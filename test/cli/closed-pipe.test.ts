@@ -1,17 +1,17 @@
 // `shortcut-webhook rewrite ... | head`: the reader closes the pipe after what it wanted; the command stops quietly.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { stringify } from 'yaml';
 import { fccObject, sliceObject } from '../support/builders.ts';
+import { scratchDir } from '../support/scratch.ts';
 
 const BIN = new URL('../../bin/shortcut-webhook.js', import.meta.url).pathname;
 
 test('a reader that closes the pipe early ends rewrite quietly with exit 0, not with an EPIPE stack trace', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'shortcut-pipe-'));
+  const dir = scratchDir('shortcut-pipe-');
   writeFileSync(join(dir, 'fcc.yaml'), stringify(fccObject()));
   // Far more output than a pipe holds, so the command is still writing when the reader goes.
   writeFileSync(join(dir, 'slices.yaml'), Array.from({ length: 4000 }, (_, i) => stringify(sliceObject({ name: `s${i}` }))).join('---\n'));

@@ -2,15 +2,15 @@
 // and the environment checked for typos and Kubernetes service links.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { stringify } from 'yaml';
 import { configurationObject, fccObject, sliceObject } from '../support/builders.ts';
 import { runCli } from '../support/run-cli.ts';
+import { scratchDir } from '../support/scratch.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'shortcut-conventions-'));
+const dir = scratchDir('shortcut-conventions-');
 const shortcuts = join(dir, 'fcc.yaml');
 writeFileSync(shortcuts, `${stringify(fccObject())}---\n${stringify(fccObject({ name: 'down', connected: false }))}`);
 const inputs = join(dir, 'inputs');
@@ -35,7 +35,7 @@ test('-f takes files, folders and -, repeatable, read in command-line order with
 });
 
 test('a folder is never an EISDIR, and an empty folder says what it lacks', async () => {
-  const empty = mkdtempSync(join(tmpdir(), 'shortcut-empty-'));
+  const empty = scratchDir('shortcut-empty-');
   const run = await runCli(['rewrite', '--shortcuts', shortcuts, empty]);
   assert.equal(run.code, 1);
   assert.match(run.stderr, /is a folder without \.yaml, \.yml or \.json files/);

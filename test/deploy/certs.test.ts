@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { at, listAt, parseManifests, recordAt, stringAt, validateAgainstSchema } from './support/kube.ts';
 import { repoPath } from './support/paths.ts';
+import { scratchDir } from '../support/scratch.ts';
 
 const work = mkdtempSync(join(tmpdir(), 'shortcut-webhook-certs-'));
 after(() => rmSync(work, { recursive: true, force: true }));
@@ -176,7 +177,7 @@ describe('certs/make-certs.sh arguments', () => {
   }
 
   test('never installs packages: without openssl it says so and stops', () => {
-    const bin = mkdtempSync(join(tmpdir(), 'shortcut-no-openssl-'));
+    const bin = scratchDir('shortcut-no-openssl-');
     // Only what the script needs besides openssl, so `command -v openssl` fails.
     for (const tool of ['bash', 'dirname', 'awk', 'sed']) {
       const found = run('bash', ['-c', `command -v ${tool}`]).stdout.trim();

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { test } from 'node:test';
 import { describeError, httpStatus, loadKubeAccess, readListPage } from '../../src/kube/client.ts';
 import { ApiException } from '@kubernetes/client-node';
+import { scratchDir } from '../support/scratch.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'shortcut-kube-'));
+const dir = scratchDir('shortcut-kube-');
 function kubeconfig(name: string, server: string): string {
   const path = join(dir, name);
   writeFileSync(path, `apiVersion: v1

@@ -2,13 +2,13 @@
 // fieldManager of shortcut-webhook (the API server's audit log and managedFields said node-fetch before).
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { CoordinationV1Api, CustomObjectsApi, Watch } from '@kubernetes/client-node';
 import { FIELD_MANAGER, loadKubeAccess } from '../../src/kube/client.ts';
 import { buildInfo, userAgent } from '../../src/version.ts';
+import { scratchDir } from '../support/scratch.ts';
 
 interface Seen { readonly method: string; readonly url: URL; readonly headers: IncomingHttpHeaders }
 
@@ -23,7 +23,7 @@ test('API calls, writes and watches carry the product\'s User-Agent, and writes 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   assert.ok(address !== null && typeof address === 'object');
-  const dir = mkdtempSync(join(tmpdir(), 'shortcut-identity-'));
+  const dir = scratchDir('shortcut-identity-');
   const kubeconfig = join(dir, 'kubeconfig');
   writeFileSync(kubeconfig, JSON.stringify({
     apiVersion: 'v1', kind: 'Config', 'current-context': 'test',

@@ -3,14 +3,14 @@
 // it stands for is not the one it shows), never `identity`; and the note about a Configuration without a view of
 // its peer is given only when it records neither the peer's pods nor its external CIDR.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { stringify } from 'yaml';
 import type { JsonObject } from '../../src/core/json.ts';
 import { configurationObject, fccObject, sliceObject } from '../support/builders.ts';
 import { runCli } from '../support/run-cli.ts';
+import { scratchDir } from '../support/scratch.ts';
 
 /** A slice the webhook rewrote while cluster2-cluster3 mapped 10.63/16 to 10.61/16. */
 const rewritten = stringify(sliceObject({
@@ -19,7 +19,7 @@ const rewritten = stringify(sliceObject({
 }));
 
 function shortcutsFile(objects: readonly object[]): string {
-  const folder = mkdtempSync(join(tmpdir(), 'shortcut-explain-edges-'));
+  const folder = scratchDir('shortcut-explain-edges-');
   const path = join(folder, 'shortcuts.yaml');
   writeFileSync(path, stringify({ apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items: objects }));
   return path;

@@ -2,13 +2,13 @@
 // shortcut address the slice held) and why it no longer carries it, for each way a shortcut stops being usable;
 // and '-' when no FCC holds it any more. The fixtures' explain.txt show the other reasons.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { stringify } from 'yaml';
 import { connectionObject, fccObject, sliceObject } from '../support/builders.ts';
 import { runCli } from '../support/run-cli.ts';
+import { scratchDir } from '../support/scratch.ts';
 
 /** A slice the webhook rewrote while cluster2-cluster3 was usable: 10.63.0.151 is at 10.61.0.151. */
 const rewritten = stringify(sliceObject({
@@ -17,7 +17,7 @@ const rewritten = stringify(sliceObject({
 }));
 
 async function explainWith(objects: readonly object[]): Promise<string> {
-  const folder = mkdtempSync(join(tmpdir(), 'shortcut-explain-restored-'));
+  const folder = scratchDir('shortcut-explain-restored-');
   writeFileSync(join(folder, 'shortcuts.yaml'), stringify({ apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '' }, items: objects }));
   const run = await runCli(['rewrite', '--shortcuts', folder, '--explain'], { stdin: rewritten });
   assert.equal(run.code, 0, run.stderr);

@@ -3,15 +3,15 @@
 // comma list in an environment variable with spaces after the commas. Each is read as it is meant, or the user
 // gets a wrong value printed, an error, or a file silently left out.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parse, stringify } from 'yaml';
 import { fccObject, sliceObject } from '../support/builders.ts';
 import { runCli } from '../support/run-cli.ts';
+import { scratchDir } from '../support/scratch.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'shortcut-offline-inputs-'));
+const dir = scratchDir('shortcut-offline-inputs-');
 const shortcuts = join(dir, 'fcc.yaml');
 writeFileSync(shortcuts, stringify(fccObject()));
 
@@ -63,10 +63,10 @@ test('JSON Lines with CRLF line ends are read, each line a document', async () =
 });
 
 test('a folder input reads its .yml files like .yaml ones, in name order, for the slices and for --shortcuts', async () => {
-  const slices = mkdtempSync(join(tmpdir(), 'shortcut-yml-slices-'));
+  const slices = scratchDir('shortcut-yml-slices-');
   writeFileSync(join(slices, 'a.yml'), stringify(sliceObject({ name: 'from-yml' })));
   writeFileSync(join(slices, 'b.yaml'), stringify(sliceObject({ name: 'from-yaml' })));
-  const views = mkdtempSync(join(tmpdir(), 'shortcut-yml-views-'));
+  const views = scratchDir('shortcut-yml-views-');
   writeFileSync(join(views, 'fcc.yml'), stringify(fccObject()));
   const run = await runCli(['rewrite', '--shortcuts', views, '-o', 'json', '-f', slices]);
   assert.equal(run.code, 0, run.stderr);
@@ -75,7 +75,7 @@ test('a folder input reads its .yml files like .yaml ones, in name order, for th
 });
 
 test('SHORTCUT_WEBHOOK_SHORTCUTS="a, b": each path of the comma list is trimmed and read', async () => {
-  const views = mkdtempSync(join(tmpdir(), 'shortcut-env-list-'));
+  const views = scratchDir('shortcut-env-list-');
   // Two FCCs in two files: cluster2-cluster3 (10.63/16 at 10.61/16) and cluster2-cluster4 (10.64/16 at 10.62/16).
   writeFileSync(join(views, 'one.yaml'), stringify(fccObject()));
   writeFileSync(join(views, 'two.yaml'), stringify(fccObject({ b: 'cluster4', aPod: '10.64.0.0/16', aRemapped: '10.62.0.0/16' })));

@@ -2,8 +2,7 @@
 // whole-input pipeline printed (every document parsed by the yaml package, rewritten, printed by its stringify),
 // byte for byte, in every output format.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parseAllDocuments, stringify } from 'yaml';
@@ -11,8 +10,9 @@ import { rewriteDocument } from '../../src/offline/rewrite-documents.ts';
 import { buildSnapshot } from '../../src/core/snapshot.ts';
 import { fcc, fccObject, reviewObject, sliceObject } from '../support/builders.ts';
 import { runCli } from '../support/run-cli.ts';
+import { scratchDir } from '../support/scratch.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'shortcut-streaming-'));
+const dir = scratchDir('shortcut-streaming-');
 const shortcuts = join(dir, 'fcc.yaml');
 writeFileSync(shortcuts, stringify(fccObject()));
 const snapshot = buildSnapshot({ version: 1, fccs: [fcc()] });

@@ -1,18 +1,18 @@
 // A port that is taken stops serve with exit 1 and a log line that names the flag to change.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { stringify } from 'yaml';
 import { fccObject } from '../support/builders.ts';
 import { makeCerts } from '../support/certs.ts';
+import { scratchDir } from '../support/scratch.ts';
 
 const bin = new URL('../../bin/shortcut-webhook.js', import.meta.url).pathname;
 const certs = makeCerts();
-const shortcuts = join(mkdtempSync(join(tmpdir(), 'shortcut-busy-')), 'fcc.yaml');
+const shortcuts = join(scratchDir('shortcut-busy-'), 'fcc.yaml');
 writeFileSync(shortcuts, stringify(fccObject()));
 
 async function occupied(): Promise<{ server: Server; port: number }> {

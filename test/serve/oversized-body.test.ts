@@ -1,9 +1,8 @@
 // SPEC §4: a body over 7 MiB is answered 413, readable by a client that sends the whole body before it reads, and a
 // refused request never holds up shutdown. Over real HTTPS against the real executable, signals included.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { connect as http2Connect } from 'node:http2';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
@@ -11,10 +10,11 @@ import { stringify } from 'yaml';
 import { fccObject } from '../support/builders.ts';
 import { makeCerts } from '../support/certs.ts';
 import { exitWithin, startServer, type RunningServer } from '../support/process.ts';
+import { scratchDir } from '../support/scratch.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 const certs = makeCerts();
-const dir = mkdtempSync(join(tmpdir(), 'shortcut-oversized-'));
+const dir = scratchDir('shortcut-oversized-');
 const shortcuts = join(dir, 'fcc.yaml');
 writeFileSync(shortcuts, stringify(fccObject()));
 const tlsArgs = ['--tls-cert', certs.certFile, '--tls-key', certs.keyFile, '--shortcuts', shortcuts];

@@ -1,8 +1,7 @@
 // The executable end to end: serve in file mode, answer over HTTPS, and drain on SIGTERM.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { stringify } from 'yaml';
@@ -10,10 +9,11 @@ import { fccObject, reviewObject, sliceObject } from '../support/builders.ts';
 import { makeCerts } from '../support/certs.ts';
 import { connect2, post1, post2 } from '../support/https-client.ts';
 import { exitWithin, startServer, startServerOnEveryInterface } from '../support/process.ts';
+import { scratchDir } from '../support/scratch.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 const certs = makeCerts();
-const dir = mkdtempSync(join(tmpdir(), 'shortcut-process-'));
+const dir = scratchDir('shortcut-process-');
 const shortcuts = join(dir, 'fcc.yaml');
 writeFileSync(shortcuts, stringify(fccObject()));
 const tlsArgs = ['--tls-cert', certs.certFile, '--tls-key', certs.keyFile];

@@ -7,9 +7,9 @@
 // repeats the exchange as a client does it.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
@@ -17,10 +17,11 @@ import { stringify } from 'yaml';
 import { fccObject } from '../support/builders.ts';
 import { makeCerts } from '../support/certs.ts';
 import { exitWithin, startServer } from '../support/process.ts';
+import { scratchDir } from '../support/scratch.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 const certs = makeCerts();
-const dir = mkdtempSync(join(tmpdir(), 'shortcut-refused-close-'));
+const dir = scratchDir('shortcut-refused-close-');
 const shortcuts = join(dir, 'fcc.yaml');
 writeFileSync(shortcuts, stringify(fccObject()));
 const tlsArgs = ['--tls-cert', certs.certFile, '--tls-key', certs.keyFile, '--shortcuts', shortcuts];

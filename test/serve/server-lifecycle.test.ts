@@ -3,8 +3,7 @@
 // after SIGTERM (past 7 MiB, answered 413) is not read on as it would be while serving: the rest may take as long as
 // the client likes, and shutdown does not wait for it. Against the real executable, signals included.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
@@ -12,10 +11,11 @@ import { stringify } from 'yaml';
 import { fccObject } from '../support/builders.ts';
 import { makeCerts } from '../support/certs.ts';
 import { exitWithin, startServer, type RunningServer } from '../support/process.ts';
+import { scratchDir } from '../support/scratch.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 const certs = makeCerts();
-const dir = mkdtempSync(join(tmpdir(), 'shortcut-lifecycle-'));
+const dir = scratchDir('shortcut-lifecycle-');
 const shortcuts = join(dir, 'fcc.yaml');
 writeFileSync(shortcuts, stringify(fccObject()));
 const args = ['--tls-cert', certs.certFile, '--tls-key', certs.keyFile, '--shortcuts', shortcuts];

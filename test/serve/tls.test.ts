@@ -1,8 +1,7 @@
 // Certificate rotation without restart, including the symlink swap of Kubernetes Secret volumes.
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { copyFileSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
@@ -12,13 +11,14 @@ import { Metrics } from '../../src/metrics.ts';
 import { CertificateWatcher, loadTlsMaterial } from '../../src/tls.ts';
 import { SnapshotStore } from '../../src/view/shortcut-view.ts';
 import { makeCerts } from '../support/certs.ts';
+import { scratchDir } from '../support/scratch.ts';
 import { secretVolume, servedFingerprint } from '../support/secret-volume.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 test('a Secret volume symlink swap rotates the served certificate without restart', async () => {
   const first = makeCerts();
   const second = makeCerts();
-  const dir = mkdtempSync(join(tmpdir(), 'shortcut-secret-'));
+  const dir = scratchDir('shortcut-secret-');
   secretVolume(dir, first, 'v1');
   symlinkSync('..data/tls.crt', join(dir, 'tls.crt'));
   symlinkSync('..data/tls.key', join(dir, 'tls.key'));
@@ -47,7 +47,7 @@ test('a Secret volume symlink swap rotates the served certificate without restar
 test('a half-written pair is never loaded: the old pair stays until the key matches', async () => {
   const first = makeCerts();
   const second = makeCerts();
-  const dir = mkdtempSync(join(tmpdir(), 'shortcut-pair-'));
+  const dir = scratchDir('shortcut-pair-');
   const files = { cert: join(dir, 'tls.crt'), key: join(dir, 'tls.key') };
   copyFileSync(first.certFile, files.cert);
   copyFileSync(first.keyFile, files.key);
@@ -72,7 +72,7 @@ test('a half-written pair is never loaded: the old pair stays until the key matc
 });
 
 test('unreadable or garbage certificate files fail the first load with a message naming the file', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'shortcut-bad-'));
+  const dir = scratchDir('shortcut-bad-');
   const certs = makeCerts();
   writeFileSync(join(dir, 'tls.crt'), 'not a certificate');
   await assert.rejects(loadTlsMaterial({ cert: join(dir, 'tls.crt'), key: certs.keyFile }), /tls\.crt is not a PEM certificate/);

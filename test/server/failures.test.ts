@@ -41,7 +41,7 @@ async function start(view: ShortcutView, clock = new TestClock()) {
 function slowView(clock: TestClock, ms: number): ShortcutView {
   const store = new SnapshotStore();
   store.publishFccs([fcc()]);
-  return { isSynced: () => true, lastSync: () => 0, subscribe: () => () => {}, current: () => {
+  return { isSynced: () => true, isLapsed: () => false, lastSync: () => 0, subscribe: () => () => {}, current: () => {
     clock.now += ms;
     return store.current();
   } };
@@ -49,7 +49,7 @@ function slowView(clock: TestClock, ms: number): ShortcutView {
 
 test('an internal error is logged, counted and answered allowed without a patch', async () => {
   const healthy = new SnapshotStore();
-  const broken: ShortcutView = { ...healthy, isSynced: () => true, lastSync: () => 0, subscribe: () => () => {},
+  const broken: ShortcutView = { ...healthy, isSynced: () => true, isLapsed: () => false, lastSync: () => 0, subscribe: () => () => {},
     current: () => { throw new Error('view exploded'); } };
   const { app, metrics, logs, url } = await start(broken);
   try {

@@ -19,7 +19,7 @@ const certs = makeCerts();
 function slowView(clock: { now: number }, ms: number): ShortcutView {
   const store = new SnapshotStore();
   store.publishFccs([fcc()]);
-  return { isSynced: () => true, lastSync: () => 0, subscribe: () => () => {}, current: () => {
+  return { isSynced: () => true, isLapsed: () => false, lastSync: () => 0, subscribe: () => () => {}, current: () => {
     clock.now += ms;
     return store.current();
   } };

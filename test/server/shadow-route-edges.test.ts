@@ -37,10 +37,17 @@ async function stored(world: DirectWorld, spec: ShadowSpec, version?: string): P
   return { addresses: template.endpoints.map((e) => e.addresses), annotations, patched: patch.length > 0 };
 }
 
+/** A second Liqo Configuration for the same peer as `configuration`, under another name. */
+function again(configuration: JsonObject, name: string): JsonObject {
+  return { ...configuration, metadata: { ...(configuration.metadata as JsonObject), name } };
+}
+
+type DirectConnectionsPage = { hub: { directConnections: { peer: string; state: string; reason: string | null }[] } };
+
 const web0 = { endpoints: [{ addresses: ['10.203.0.5'], pod: 'web-0' }], data: '{"clusterAddresses":{"cluster3":["10.203.0.5"]}}' };
 
 test('two Configurations of the leaf for the hub: Liqo cannot pick one, so a tunnel down leaves the shadow as the hub wrote it', async () => {
-  const secondToHub = { ...leafToHub, metadata: { ...(leafToHub.metadata as JsonObject), name: 'cluster1-again' } };
+  const secondToHub = again(leafToHub, 'cluster1-again');
   const result = await stored({ tunnels: { cluster3: ['Error'] }, leaf: [leafToHub, secondToHub, leafToCluster3, leafToCluster4] }, web0);
   assert.equal(result.patched, false, JSON.stringify(result));
   assert.deepEqual(result.addresses, [['10.203.0.5']]);
@@ -85,11 +92,27 @@ test('one address carried by two endpoints of two pods, each with a hub IP at it
 });
 
 test('/debug/pairs agrees with the repair: two leaf Configurations for the hub give no hub path for a peer whose tunnel is down', async () => {
-  const secondToHub = { ...leafToHub, metadata: { ...(leafToHub.metadata as JsonObject), name: 'cluster1-again' } };
+  const secondToHub = again(leafToHub, 'cluster1-again');
   harness.store.publish(directWorldParts({ tunnels: { cluster3: ['Error'] }, leaf: [leafToHub, secondToHub, leafToCluster3, leafToCluster4] }));
-  const body = await (await fetch(`${harness.opsUrl}/debug/pairs`)).json() as { hub: { directConnections: { peer: string; state: string; reason: string | null }[] } };
+  const body = await (await fetch(`${harness.opsUrl}/debug/pairs`)).json() as DirectConnectionsPage;
   const cluster3 = body.hub.directConnections.find((entry) => entry.peer === 'cluster3');
   assert.deepEqual([cluster3?.state, cluster3?.reason], ['unresolved', 'no-hub-network']);
+});
+
+test('/debug/pairs agrees with the repair: two leaf Configurations for one peer send its addresses the hub path, and the page says so', async () => {
+  // Liqo's controller finds a peer's Configuration with GetConfigurationByClusterID, which fails on more than one: no
+  // direct network to cluster3, however Connected its tunnel. cluster4, with one, is still repaired.
+  const world = { leaf: [leafToHub, leafToCluster3, again(leafToCluster3, 'cluster3-again'), leafToCluster4] };
+  const web1 = { endpoints: [{ addresses: ['10.204.0.6'], pod: 'web-1' }], data: '{"clusterAddresses":{"cluster4":["10.204.0.6"]}}' };
+  assert.deepEqual((await stored(world, web0)).addresses, [['10.70.0.12']], 'cluster3\'s address through the hub');
+  assert.deepEqual((await stored(world, web1)).addresses, [['10.200.0.6']], 'cluster4\'s address repaired');
+  const body = await (await fetch(`${harness.opsUrl}/debug/pairs`)).json() as DirectConnectionsPage;
+  // The harness runs without --cluster-id: the hub's Configuration for the leaf itself (cluster2) is listed too.
+  const peers = body.hub.directConnections.filter(({ peer }) => peer !== 'cluster2');
+  assert.deepEqual(peers.map(({ peer, state, reason }) => ({ peer, state, reason })), [
+    { peer: 'cluster3', state: 'hub-path', reason: 'no-shortcut' },
+    { peer: 'cluster4', state: 'repaired', reason: null },
+  ]);
 });
 
 test('a review of a ShadowEndpointSlice of another API version is left alone: its fields are not v1beta1\'s', async () => {

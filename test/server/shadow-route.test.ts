@@ -99,6 +99,27 @@ test('a malformed data annotation, an EndpointSlice sent to the shadow route and
   }
 });
 
+test('a shadow whose addresses are all direct is answered without a patch, and still counted in shadow_addresses_total on /metrics', async () => {
+  const harness = await startHarness();
+  try {
+    harness.store.publish(directWorldParts());
+    // 10.200.0.5 and .6 lie in what the leaf declares for cluster3: Liqo maps them itself, nothing to repair.
+    const direct = shadowObject({
+      endpoints: [{ addresses: ['10.200.0.5'], pod: 'web-0' }, { addresses: ['10.200.0.6'], pod: 'web-1' }],
+      data: { clusterAddresses: { cluster3: ['10.200.0.5', '10.200.0.6'] } },
+    });
+    const answer = await post1(harness.url, harness.certs.ca, JSON.stringify(shadowReview(direct, { uid: 'u-direct' })), { path: PATH });
+    assert.deepEqual((JSON.parse(answer.body) as Answer).response, { uid: 'u-direct', allowed: true });
+    const text = await (await fetch(`${harness.opsUrl}/metrics`)).text();
+    const sample = (series: string) => text.split('\n').find((line) => line.startsWith(`shortcut_webhook_${series} `));
+    assert.equal(sample('admission_requests_total{operation="CREATE",result="unchanged",resource="shadowendpointslices"}')?.split(' ')[1], '1');
+    assert.deepEqual(['direct', 'repaired', 'hub-path', 'unresolved'].map((outcome) => sample(`shadow_addresses_total{outcome="${outcome}"}`)?.split(' ')[1]),
+      ['2', '0', '0', '0']);
+  } finally {
+    await harness.close();
+  }
+});
+
 test('bad bodies on the shadow route get 400 and 415, counted for that route', async () => {
   const harness = await startHarness();
   try {
@@ -118,7 +139,7 @@ test('an internal error on the shadow route is answered allowed without a patch,
   const logger = createLogger('info', new Writable({ write(chunk, _e, done) { logs.push(String(chunk)); done(); } }));
   const metrics = new Metrics();
   const healthy = new SnapshotStore();
-  const broken: ShortcutView = { ...healthy, isSynced: () => true, lastSync: () => 0, subscribe: () => () => {},
+  const broken: ShortcutView = { ...healthy, isSynced: () => true, isLapsed: () => false, lastSync: () => 0, subscribe: () => () => {},
     current: () => { throw new Error('view exploded'); } };
   const app = buildWebhookApp({ view: broken, metrics, logger, clusterId: undefined, tls: await loadTlsMaterial({ cert: certs.certFile, key: certs.keyFile }) });
   await app.listen({ host: '127.0.0.1', port: 0 });

@@ -1,8 +1,8 @@
 // Real certificates for real HTTPS tests, made by the project's own certs/make-certs.sh (openssl).
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { scratchDir } from './scratch.ts';
 
 export interface TestCerts {
   readonly dir: string;
@@ -16,7 +16,8 @@ export interface TestCerts {
 
 const script = new URL('../../certs/make-certs.sh', import.meta.url).pathname;
 
-export function makeCerts(dir = mkdtempSync(join(tmpdir(), 'shortcut-certs-')), namespace = 'shortcut-webhook'): TestCerts {
+/** Certificates in `dir`, or in a folder of their own removed when the process exits (the key is a private key). */
+export function makeCerts(dir = scratchDir('shortcut-certs-'), namespace = 'shortcut-webhook'): TestCerts {
   execFileSync('bash', [script, '--out', dir, '--namespace', namespace, '--force'], { stdio: ['ignore', 'ignore', 'pipe'] });
   const files = { caFile: join(dir, 'ca.crt'), certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key') };
   return { dir, ...files, ca: readFileSync(files.caFile), cert: readFileSync(files.certFile), key: readFileSync(files.keyFile) };

@@ -237,28 +237,30 @@ test('stop() ends a loop whose watch the server has not answered yet (a hub that
   }
 });
 
-test('a right revoked on an open watch (its renewal answered 403) is listed again at once, not after a backoff', async () => {
-  const server = await scriptedServer((index, response) => {
-    if (index === 0) response.writeHead(403, { 'content-type': 'application/json' }).end('{"kind":"Status","code":403}');
-    else response.writeHead(200, { 'content-type': 'application/json' }).flushHeaders();
+for (const [status, what] of [[403, 'a right revoked on an open watch (its renewal answered 403)'], [404, 'a resource no longer served (a watch answered 404: its CRD removed, its namespace gone)']] as const) {
+  test(`${what} is listed again at once, not after a backoff`, async () => {
+    const server = await scriptedServer((index, response) => {
+      if (index === 0) response.writeHead(status, { 'content-type': 'application/json' }).end(`{"kind":"Status","code":${status}}`);
+      else response.writeHead(200, { 'content-type': 'application/json' }).flushHeaders();
+    });
+    const api = new URL(server.config.getCurrentCluster()?.server ?? '');
+    const loop = new ListWatch({
+      name: 'things', config: server.config, watchPath: '/api/v1/things', keep: keepObject, onChange: () => {}, logger: createLogger('silent'),
+      // A backoff far longer than the test: only a list at once brings the owner's decision in time.
+      backoff: { initialMs: 600_000, maxMs: 600_000 },
+      list: async () => {
+        const answer = await fetch(new URL('/api/v1/things', api));
+        const body = await answer.json() as { items: unknown[]; metadata: { resourceVersion: string } };
+        return { items: body.items, resourceVersion: body.metadata.resourceVersion };
+      },
+    });
+    loop.start();
+    try {
+      await waitFor(() => server.lists() >= 2, { description: `the list after the watch answered ${status}`, timeoutMs: 10_000 });
+      assert.deepEqual(server.watchesBeforeList.slice(0, 2), [0, 1]);
+    } finally {
+      await loop.stop();
+      server.close();
+    }
   });
-  const api = new URL(server.config.getCurrentCluster()?.server ?? '');
-  const loop = new ListWatch({
-    name: 'things', config: server.config, watchPath: '/api/v1/things', keep: keepObject, onChange: () => {}, logger: createLogger('silent'),
-    // A backoff far longer than the test: only a list at once brings the owner's decision in time.
-    backoff: { initialMs: 600_000, maxMs: 600_000 },
-    list: async () => {
-      const answer = await fetch(new URL('/api/v1/things', api));
-      const body = await answer.json() as { items: unknown[]; metadata: { resourceVersion: string } };
-      return { items: body.items, resourceVersion: body.metadata.resourceVersion };
-    },
-  });
-  loop.start();
-  try {
-    await waitFor(() => server.lists() >= 2, { description: 'the list after the refused watch', timeoutMs: 10_000 });
-    assert.deepEqual(server.watchesBeforeList.slice(0, 2), [0, 1]);
-  } finally {
-    await loop.stop();
-    server.close();
-  }
-});
+}

@@ -1,0 +1,149 @@
+// The healing watch (SPEC §5): a stored object written without the webhook's review, while the view stands still, is
+// patched within about a second by the leader, with no pass; an event already in step costs no request.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { KubeConfig } from '@kubernetes/client-node';
+import { SliceReconciler } from '../../src/controller/reconciler.ts';
+import { Metrics } from '../../src/metrics.ts';
+import { SnapshotStore } from '../../src/view/shortcut-view.ts';
+import { fcc, sliceObject, type SliceSpec } from '../support/builders.ts';
+import { startKubeApiServer, type KubeApiServer, type MutateHook } from '../support/kube-api-server.ts';
+import { webhookHook } from '../support/kube-webhook.ts';
+import { recordingLogger, type LogRecord } from '../support/recording-logger.ts';
+import { waitFor } from '../support/wait-for.ts';
+
+const SLICE = { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', namespace: 'demo' } as const;
+
+interface World {
+  readonly server: KubeApiServer;
+  readonly store: SnapshotStore;
+  readonly metrics: Metrics;
+  readonly records: readonly LogRecord[];
+  passes(): number;
+  addresses(name: string): unknown;
+  /** Liqo's writer puts `spec` back as it writes it; the webhook reviews it only while `reviewed` is set. */
+  putBack(spec: SliceSpec): Promise<void>;
+  setReviewed(reviewed: boolean): void;
+  requests(method: string): number;
+}
+
+async function withHealer(slices: readonly SliceSpec[], run: (world: World) => Promise<void>, options: { isLeader?: () => boolean } = {}): Promise<void> {
+  let reviewed = true;
+  const store = new SnapshotStore();
+  const hook = webhookHook(store);
+  const mutate: MutateHook = (object, context) => (reviewed ? hook(object, context) : object);
+  const server = await startKubeApiServer({ mutate });
+  for (const spec of slices) await server.create(sliceObject(spec));
+  store.publishFccs([fcc()]);
+  const config = new KubeConfig();
+  config.loadFromFile(await server.kubeconfig());
+  const metrics = new Metrics();
+  const { logger, records, passes } = recordingLogger();
+  // No resync and no confirming pass: whatever puts a slice right below is the healing watch.
+  const reconciler = new SliceReconciler({ config, view: store, clusterId: undefined, logger, metrics, resyncIntervalMs: 0, settleMs: 5, confirmAfterMs: 0,
+    ...(options.isLeader === undefined ? {} : { isLeader: options.isLeader }) });
+  const world: World = {
+    server, store, metrics, records,
+    passes: () => passes().length,
+    addresses: (name) => (server.get({ ...SLICE, name })?.endpoints as { addresses: string[] }[]).map((e) => e.addresses),
+    putBack: async (spec) => {
+      const original = sliceObject(spec) as { metadata: Record<string, unknown> };
+      const stored = server.get({ ...SLICE, name: spec.name as string });
+      await server.update({ ...original, metadata: { ...original.metadata, ...(stored?.metadata?.resourceVersion === undefined ? {} : { resourceVersion: stored.metadata.resourceVersion }) } });
+    },
+    setReviewed: (value) => { reviewed = value; },
+    requests: (method) => server.requests.filter((r) => r.method === method && r.path.includes('/endpointslices')).length,
+  };
+  try {
+    reconciler.start();
+    await run(world);
+  } finally {
+    await reconciler.stop();
+    await server.close();
+  }
+}
+
+const healed = async (metrics: Metrics, resource: string, reason: string): Promise<number> => {
+  const text = await metrics.registry.metrics();
+  const line = text.split('\n').find((l) => l.startsWith(`shortcut_webhook_objects_healed_total{resource="${resource}",reason="${reason}"}`));
+  return Number(line?.split(' ').at(-1) ?? NaN);
+};
+
+test('a write stored without the webhook\'s review, in a view that stands still, is healed by the watch with no pass', async () => {
+  const web: SliceSpec = { name: 'web', addresses: [['10.63.0.7']] };
+  await withHealer([web], async ({ addresses, passes, putBack, setReviewed, metrics, records }) => {
+    await waitFor(() => passes() >= 1 && JSON.stringify(addresses('web')) === '[["10.61.0.7"]]', { description: 'the first pass wrote the shortcut' });
+    setReviewed(false);
+    await putBack(web);
+    assert.deepEqual(addresses('web'), [['10.63.0.7']], 'stored as Liqo wrote it');
+    await waitFor(() => JSON.stringify(addresses('web')) === '[["10.61.0.7"]]', { description: 'healed', timeoutMs: 5000 });
+    assert.equal(passes(), 1, 'no pass did it');
+    await waitFor(async () => (await healed(metrics, 'endpointslices', 'not-reviewed')) === 1, { description: 'counted as not reviewed' });
+    await waitFor(() => records.some((r) => String(r.msg).startsWith('healed stored objects written without the webhook')), { description: 'said once for the burst' });
+  });
+});
+
+test('an event already in step costs one plan and no request', async () => {
+  const web: SliceSpec = { name: 'web', addresses: [['10.63.0.7']] };
+  const other: SliceSpec = { name: 'other', addresses: [['10.63.0.9']] };
+  await withHealer([web, other], async ({ addresses, passes, putBack, setReviewed, requests, metrics }) => {
+    await waitFor(() => passes() >= 1 && JSON.stringify(addresses('other')) === '[["10.61.0.9"]]');
+    const before = { patch: requests('PATCH'), get: requests('GET') };
+    // Reviewed: stored in step, and the watch sees it.
+    await putBack(web);
+    assert.deepEqual(addresses('web'), [['10.61.0.7']]);
+    // Then an unreviewed write, healed: the watch delivers events in order, so web's came before and was let be.
+    setReviewed(false);
+    await putBack(other);
+    await waitFor(() => JSON.stringify(addresses('other')) === '[["10.61.0.9"]]', { description: 'the later write healed' });
+    assert.equal(requests('PATCH') - before.patch, 1, 'one patch: the healed one, none for the object in step');
+    assert.equal(requests('GET') - before.get, 0, 'no read: the event carries the object');
+    await waitFor(async () => (await healed(metrics, 'endpointslices', 'not-reviewed')) === 1);
+  });
+});
+
+test('a replica that is not the leader heals nothing', async () => {
+  const web: SliceSpec = { name: 'web', addresses: [['10.63.0.7']] };
+  let leader = true;
+  let asked = 0;
+  await withHealer([web], async ({ addresses, passes, putBack, setReviewed, requests, metrics }) => {
+    await waitFor(() => passes() >= 1 && JSON.stringify(addresses('web')) === '[["10.61.0.7"]]');
+    leader = false;
+    setReviewed(false);
+    const patches = requests('PATCH');
+    const askedBefore = asked;
+    await putBack(web);
+    // Nothing else asks while no pass runs: the watch asked on the put-back's event, and was told no.
+    await waitFor(() => asked > askedBefore, { description: 'the watch saw the write while not leading' });
+    // Then leading again: the next unreviewed write is healed, so the watch was open all along and chose not to.
+    const second: SliceSpec = { name: 'web', addresses: [['10.63.0.8']] };
+    assert.equal(requests('PATCH'), patches);
+    leader = true;
+    await putBack(second);
+    await waitFor(() => JSON.stringify(addresses('web')) === '[["10.61.0.8"]]', { description: 'healed once leading' });
+    assert.equal(requests('PATCH'), patches + 1, 'only the write seen while leading was healed');
+    // Counted once the patch's answer is in, which is after the stored object shows it.
+    await waitFor(async () => (await healed(metrics, 'endpointslices', 'not-reviewed')) === 1, { description: 'counted once' });
+  }, { isLeader: () => { asked++; return leader; } });
+});
+
+test('an object Liqo puts back after every heal (the webhook unreachable) is healed again at doubling delays, not in a loop', async () => {
+  const web: SliceSpec = { name: 'web', addresses: [['10.63.0.7']] };
+  await withHealer([web], async ({ addresses, passes, putBack, setReviewed, requests }) => {
+    await waitFor(() => passes() >= 1 && JSON.stringify(addresses('web')) === '[["10.61.0.7"]]');
+    setReviewed(false);
+    const heals: number[] = [];
+    const base = requests('PATCH');
+    // Liqo's writer: each heal seen is put back, unreviewed, at once.
+    for (let round = 0; round < 4; round++) {
+      await putBack(web);
+      await waitFor(() => requests('PATCH') > base + round && JSON.stringify(addresses('web')) === '[["10.61.0.7"]]', { description: `heal ${round + 1}`, timeoutMs: 10_000 });
+      heals.push(Date.now());
+    }
+    const gaps = heals.slice(1).map((at, i) => at - (heals[i] ?? at));
+    // Delays of 0.5, 1 and 2 s after the first heal: a loop would heal within milliseconds each time.
+    assert.ok((gaps[0] ?? 0) >= 400, `second heal ${gaps[0]} ms after the first`);
+    assert.ok((gaps[2] ?? 0) >= 1800, `fourth heal ${gaps[2]} ms after the third`);
+    assert.equal(requests('PATCH') - base, 4, 'one patch per heal');
+  });
+});
