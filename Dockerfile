@@ -13,7 +13,7 @@
 # Build and runtime stages on the same Node major and Debian release (13, trixie).
 ARG NODE_IMAGE=node:24-trixie-slim
 ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs24-debian13:nonroot
-# The package's version (package.json; test/build-info.test.ts keeps the two, the chart's appVersion and the
+# The package's version (package.json; test/cli/build-info.test.ts keeps the two, the chart's appVersion and the
 # manifests' image tag equal). SOURCE_COMMIT: the git commit, for `shortcut-webhook version` and build_info, since
 # the build context has no .git (docker build --build-arg SOURCE_COMMIT=$(git rev-parse HEAD) ...).
 ARG VERSION=0.2.0

@@ -44,6 +44,9 @@ await api.create(sliceObject({ name: 'stock', addresses: [['10.71.0.12']] }));
 await api.create(sliceObject({ name: 'web-2', addresses: [['10.63.255.254']] }));
 await api.create(sliceObject({ name: 'plain', managedBy: 'endpointslice-controller.k8s.io', addresses: [['10.63.0.7']] }));
 
+/** The server's log lines since the last table: they describe the change that table shows, so they go under it. */
+const logSinceLastTable: string[] = [];
+
 function show(title: string): void {
   console.log(`\n=== ${title}`);
   for (const slice of api.list({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice' })) {
@@ -51,6 +54,7 @@ function show(title: string): void {
     const flag = slice.metadata?.annotations?.['liqo.io/shortcut-addresses'] ?? '-';
     console.log(`${String(slice.metadata?.name).padEnd(8)} addresses: ${addresses.padEnd(28)} flagged: ${flag}`);
   }
+  for (const line of logSinceLastTable.splice(0)) console.log(line);
 }
 
 show('stored slices before the webhook runs (hub addresses)');
@@ -65,15 +69,17 @@ child.stdout.on('data', (chunk: Buffer) => {
   for (const line of chunk.toString().split('\n')) {
     if (!/shortcut (usable|unusable|gone)|direct network|slice patched|stored slice patched|became the controller leader/.test(line)) continue;
     const entry = JSON.parse(line) as { msg: string; fcc?: string; peer?: string; reason?: string; slice?: string; changes?: string[] };
-    console.log(`  webhook log: ${entry.msg}${entry.fcc ? ` ${entry.fcc}` : ''}${entry.peer ? ` ${entry.peer}` : ''}${entry.reason ? ` (${entry.reason})` : ''}${entry.slice ? ` ${entry.slice}` : ''}${entry.changes ? ` ${entry.changes.join(' ')}` : ''}`);
+    logSinceLastTable.push(`  webhook log: ${entry.msg}${entry.fcc ? ` ${entry.fcc}` : ''}${entry.peer ? ` ${entry.peer}` : ''}${entry.reason ? ` (${entry.reason})` : ''}${entry.slice ? ` ${entry.slice}` : ''}${entry.changes ? ` ${entry.changes.join(' ')}` : ''}`);
   }
 });
 const serving = await waitFor(() => /"webhook":\[\{"address":"[^"]+","family":"\w+","port":(\d+)/.exec(output), { timeoutMs: 20_000 });
 webhookPort = Number(serving[1]);
+// A step is over once the controller logged each patch it made, so no line of it turns up under the next table.
+const patched = (...names: string[]) => names.every((name) => logSinceLastTable.some((line) => line.includes(`stored slice patched demo/${name}`)));
 const addressesOf = (name: string) => JSON.stringify((api.get({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', namespace: 'demo', name })?.endpoints as { addresses: string[] }[]).map((e) => e.addresses));
 
 await waitFor(() => addressesOf('web-1') === '[["10.61.0.151"],["10.200.0.196"]]' && addressesOf('web-2') === '[["10.61.255.254"]]'
-  && addressesOf('stock') === '[["10.61.0.151"]]', { timeoutMs: 15_000 });
+  && addressesOf('stock') === '[["10.61.0.151"]]' && patched('web-1', 'web-2', 'stock'), { timeoutMs: 15_000 });
 show('after start-up: the controller moved cluster3 pods to the shortcut prefix 10.61/16 (stock: resolved through the hub\'s IP demo/web-0)');
 
 const setConnected = async (isConnected: boolean) => {
@@ -81,20 +87,22 @@ const setConnected = async (isConnected: boolean) => {
   await hub.updateStatus({ ...fcc, status: { ...(fcc.status as object), isConnected, phase: isConnected ? 'Connected' : 'Failed' } });
 };
 await setConnected(false);
-await waitFor(() => addressesOf('web-1') === '[["10.63.0.151"],["10.200.0.196"]]' && addressesOf('web-2') === '[["10.63.255.254"]]', { timeoutMs: 15_000 });
+await waitFor(() => addressesOf('web-1') === '[["10.63.0.151"],["10.200.0.196"]]' && addressesOf('web-2') === '[["10.63.255.254"]]'
+  && patched('web-1', 'web-2'), { timeoutMs: 15_000 });
 show('shortcut down (isConnected: false): hub addresses restored');
 
 await setConnected(true);
-await waitFor(() => addressesOf('web-1') === '[["10.61.0.151"],["10.200.0.196"]]' && addressesOf('web-2') === '[["10.61.255.254"]]', { timeoutMs: 15_000 });
+await waitFor(() => addressesOf('web-1') === '[["10.61.0.151"],["10.200.0.196"]]' && addressesOf('web-2') === '[["10.61.255.254"]]'
+  && patched('web-1', 'web-2'), { timeoutMs: 15_000 });
 show('shortcut up again');
 
 await api.updateStatus(connectionObject('cluster3', 'Error'));
 await waitFor(() => addressesOf('web-1') === '[["10.63.0.151"],["10.200.0.196"]]' && addressesOf('web-2') === '[["10.63.255.254"]]'
-  && addressesOf('stock') === '[["10.71.0.12"]]', { timeoutMs: 15_000 });
+  && addressesOf('stock') === '[["10.71.0.12"]]' && patched('web-1', 'web-2', 'stock'), { timeoutMs: 15_000 });
 show('the leaf\'s tunnel to cluster3 down (Connection Error): both paths restore the hub addresses');
 await api.updateStatus(connectionObject('cluster3', 'Connected'));
 await waitFor(() => addressesOf('web-1') === '[["10.61.0.151"],["10.200.0.196"]]' && addressesOf('web-2') === '[["10.61.255.254"]]'
-  && addressesOf('stock') === '[["10.61.0.151"]]', { timeoutMs: 15_000 });
+  && addressesOf('stock') === '[["10.61.0.151"]]' && patched('web-1', 'web-2', 'stock'), { timeoutMs: 15_000 });
 show('tunnel up again');
 
 await api.create(sliceObject({ name: 'web-3', addresses: [['10.63.1.2']] }));

@@ -13,7 +13,9 @@ const REWRITE_USAGE = `Usage: shortcut-webhook rewrite --shortcuts PATH [--short
 
 Rewrite EndpointSlices offline, exactly as the webhook would. Input: YAML or JSON, one or more documents, each an
 EndpointSlice, a List of them, or an AdmissionReview (answered as the server would answer it); standard input when
-no input is named. FCCs that cannot be used are said on stderr, one line each.
+no input is named. The FCC path reads ForeignClusterConnections from --shortcuts; the stock-Liqo path needs no FCC,
+only the leaf's Liqo Configurations and Connections (--shortcuts) and the hub's IPs and Configurations (--hub).
+FCCs that cannot be used, and addresses that are not canonical IPs, are said on stderr.
 Exit codes: 0 success, 1 unreadable or invalid input, 2 usage error.`;
 const VERSION_USAGE = `Usage: shortcut-webhook version [-o json]
 
@@ -21,13 +23,14 @@ Print the version, the git commit it was built from (when known) and the Node.js
 const EXPLAIN_USAGE = `Usage: shortcut-webhook explain [-n NS] NAME | -l SELECTOR [flags]
 
 Explain stored EndpointSlices (or with --shadows ShadowEndpointSlices) on a live cluster: read the slice(s) and the
-views serve reads (FCCs, the leaf's Liqo Connections and Configurations), wait for them to sync, and print per
-address what the webhook does and why, as rewrite --explain does. Read-only. Exit codes: 0 success, 1 unreachable cluster or no such slice, 2 usage error.`;
+views serve reads (FCCs, the leaf's Liqo Connections and Configurations, the hub's Liqo IPs and Configurations
+through --shortcuts-kubeconfig), wait for them to sync, and print per address what the webhook does and why, as
+rewrite --explain does. Read-only. Exit codes: 0 success, 1 unreachable cluster or no such slice, 2 usage error.`;
 export const TOP_USAGE = `Usage: shortcut-webhook <command> [flags]
 
 Commands:
   serve     serve the admission webhook (HTTPS) with ops endpoints, and reconcile stored slices
-  rewrite   rewrite EndpointSlices offline against ForeignClusterConnection files
+  rewrite   rewrite EndpointSlices offline against files: FCCs, or the leaf's and the hub's Liqo objects
   explain   explain what the webhook does to slices stored in a cluster, and why (read-only)
   version   print the version, commit and Node.js version (also: --version)
 

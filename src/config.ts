@@ -60,7 +60,7 @@ export const REWRITE_FLAGS = {
   'cluster-id': { type: 'string', value: 'ID', help: 'local cluster ID for slices without offloading.liqo.io/destination' },
   filename: { type: 'string', short: 'f', multiple: true, value: 'PATH', help: 'input: a file, a folder (its .yaml, .yml and .json files in name order) or - for standard input (repeatable, read in order; also as arguments)' },
   output: { type: 'string', short: 'o', value: 'FORMAT', help: 'yaml (default), json (one document per line) or patch (the JSON Patch, one line per document; stderr names each line\'s object); with --explain, json' },
-  explain: { type: 'boolean', help: 'print, per address, input, output, FCC and reason, and each FCC\'s state (a table, or JSON with -o json)' },
+  explain: { type: 'boolean', help: 'print, per address, input, output, the FCC or hub IP that decided it and reason, and each FCC\'s state (a table, or JSON with -o json)' },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 } as const satisfies FlagTable;
 
@@ -74,7 +74,7 @@ export const EXPLAIN_FLAGS = {
   selector: { type: 'string', short: 'l', value: 'SELECTOR', commandLineOnly: true, help: 'explain every slice matching this label selector instead of one NAME' },
   shadows: { type: 'boolean', commandLineOnly: true, help: 'explain ShadowEndpointSlices (Liqo\'s own direct connections) instead of EndpointSlices' },
   kubeconfig: { type: 'string', value: 'FILE', help: 'kubeconfig of the leaf (default: KUBECONFIG, then in-cluster)' },
-  'shortcuts-kubeconfig': { type: 'string', value: 'FILE', help: 'read ForeignClusterConnections on this cluster instead (e.g. the hub), as serve does' },
+  'shortcuts-kubeconfig': { type: 'string', value: 'FILE', help: 'read ForeignClusterConnections, and the hub\'s Liqo IPs and Configurations, on this cluster (the hub) instead of the leaf, as serve does' },
   'shortcuts-namespace': { type: 'string', value: 'NS', help: 'read ForeignClusterConnections in this namespace only (default: all)' },
   'cluster-id': { type: 'string', value: 'ID', help: 'local cluster ID for slices without offloading.liqo.io/destination' },
   output: { type: 'string', short: 'o', value: 'FORMAT', commandLineOnly: true, help: 'text (default: the tables of rewrite --explain) or json' },

@@ -68,11 +68,11 @@ export class Metrics {
   });
   /**
    * Beyond the metrics the contract lists: why reviewed addresses were left exactly as they came (neither changed
-   * nor flagged). A leaf behind an upstream-Liqo hub shows them all as hub-external; a leaf no FCC names, as no-fcc.
+   * nor flagged). A leaf behind an upstream-Liqo hub shows them all as hub-external; a leaf no FCC names, as no-fcc (not-hub-external where the leaf sees the hub's external CIDR).
    */
   readonly addressesUntouched = new Counter({
     name: `${PREFIX}addresses_untouched_total`,
-    help: 'Addresses left unchanged and unflagged by admission reviews, by reason: not-canonical, no-fcc, no-pair, or on the stock path hub-external, no-hub-ip, no-peer, no-shortcut, tunnel-down.',
+    help: 'Addresses left unchanged and unflagged by admission reviews, by reason: not-canonical, no-fcc, not-hub-external, no-pair, or on the stock path hub-external, no-hub-ip, no-peer, no-shortcut, tunnel-down.',
     labelNames: ['reason'] as const, registers: [this.registry],
   });
   readonly shadowAddresses = new Counter({

@@ -87,9 +87,26 @@ class Output {
     }
   }
 
+  /**
+   * A typo such as `10.63.0.999` is left exactly as it is (SPEC §3), so the output alone looks like a clean run:
+   * said once per document, with a few of the addresses, instead of once per address.
+   */
+  private noteGarbage(document: string, slices: readonly SliceReport[]): void {
+    const found = slices.flatMap((slice) => {
+      if (slice.kind !== 'endpointslice' || !('slice' in slice.result)) return [];
+      const { family } = slice.result.slice;
+      return slice.traces.filter((trace) => trace.reason === 'not-canonical').map((trace) => ({ slice: slice.name, family, input: trace.input }));
+    });
+    if (found.length === 0) return;
+    const shown = found.slice(0, GARBAGE_SHOWN).map(({ slice, family, input }) => `${JSON.stringify(input)} in ${slice} (${family})`);
+    const more = found.length > GARBAGE_SHOWN ? ` and ${found.length - GARBAGE_SHOWN} more` : '';
+    this.leftAlone.push(`${document}: left exactly as written, not a canonical IP of the slice's family: ${shown.join(', ')}${more}`);
+  }
+
   document(result: DocumentResult): void {
     this.documents++;
     this.noteSlices(result.slices);
+    this.noteGarbage(result.name, result.slices);
     if (this.format === 'patch') this.patchLines.push(`${result.name} ${result.slices.map((slice) => slice.name).join(', ') || '(no slice)'}`);
     if (this.format === 'explain') this.explained.push(result);
     else if (this.format === 'patch') this.chunks.push(`${JSON.stringify(result.patch)}\n`);
@@ -110,8 +127,10 @@ class Output {
     this.chunks.push(before);
     let first = true;
     const names: string[] = [];
+    const garbage: SliceReport[] = [];
     const error = rewriteListItems(list, snapshot, options, ({ output, patch, report }) => {
       this.noteSlices([report]);
+      if (report.kind === 'endpointslice' && report.traces.some((trace) => trace.reason === 'not-canonical')) garbage.push(report);
       if (format === 'patch') names.push(report.name);
       if (format === 'explain') slices.push(report);
       else if (format === 'yaml') this.chunks.push(printYamlEntry(output));
@@ -120,6 +139,7 @@ class Output {
       if (format !== 'patch' || patch.length > 0) first = false;
     });
     if (error !== undefined) return failure(error);
+    this.noteGarbage(list.name, garbage);
     if (format === 'patch') this.patchLines.push(`${list.name} ${names.join(', ')}`);
     this.chunks.push(after);
     if (format === 'explain') this.explained.push({ name: list.name, output: null, patch: [], slices });
@@ -144,6 +164,9 @@ class Output {
     return [`${separator}${text.slice(0, line)}items:\n`, text.slice(line + `items: ${marker}\n`.length)];
   }
 }
+
+/** How many of a document's non-canonical addresses its note quotes: enough to find the typo, never a flood. */
+const GARBAGE_SHOWN = 3;
 
 function operationText(operation: PatchOperation): string {
   return JSON.stringify(operation);

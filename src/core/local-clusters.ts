@@ -42,7 +42,7 @@ export function viewNotes(snapshot: Snapshot, clusterId: string | undefined, syn
   const notes: string[] = [];
   if (snapshot.fccs.length === 0) {
     notes.push(stock
-      ? 'the shortcut source holds no ForeignClusterConnection: only addresses the hub allocated are resolved, through its IPAM'
+      ? 'the stock-Liqo path alone, which needs no ForeignClusterConnection: addresses the hub\'s IPAM allocated are resolved through it'
       : 'the shortcut source holds no ForeignClusterConnection at all: nothing can be rewritten');
   } else if (clusterId !== undefined && snapshot.forCluster(clusterId).states.length === 0) {
     notes.push(`no ForeignClusterConnection names cluster ${clusterId}: ${stock ? 'only addresses the hub allocated are resolved' : 'its slices are left as they are'}`);

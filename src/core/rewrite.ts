@@ -29,14 +29,18 @@ export interface AnnotationEdit {
 /**
  * Why an address was left exactly as it came, neither changed nor flagged:
  * - `not-canonical`: not an address of the slice's family as the webhook writes them;
- * - `no-fcc`: no ForeignClusterConnection names the slice's cluster at all;
+ * - `no-fcc`: no ForeignClusterConnection names the slice's cluster at all, and the leaf sees no external CIDR of
+ *   the slice's hub (the FCC path is the only one);
+ * - `not-hub-external`: no ForeignClusterConnection names the slice's cluster, and the address is outside the leaf's
+ *   view of the hub's external CIDR, the only addresses the stock path resolves (a stock-Liqo leaf needs no FCC, so
+ *   `no-fcc` would point its user at something it does not need);
  * - `no-pair`: FCCs name the cluster, but no usable pair's source holds the address;
  * - the stock path's reasons (hub-resolution.ts) for an address in the leaf's view of the hub's external CIDR:
  *   `hub-external`, `no-hub-ip`, `no-peer`, `no-shortcut`, `tunnel-down`.
  */
-export type UntouchedReason = 'not-canonical' | 'no-fcc' | 'no-pair' | StockReason;
+export type UntouchedReason = 'not-canonical' | 'no-fcc' | 'not-hub-external' | 'no-pair' | StockReason;
 
-export const UNTOUCHED_REASONS: readonly UntouchedReason[] = ['not-canonical', 'no-fcc', 'no-pair', ...STOCK_REASONS];
+export const UNTOUCHED_REASONS: readonly UntouchedReason[] = ['not-canonical', 'no-fcc', 'not-hub-external', 'no-pair', ...STOCK_REASONS];
 
 export type UntouchedCounts = Readonly<Record<UntouchedReason, number>>;
 
@@ -141,8 +145,8 @@ function reasonFor(
 
 /** What a family's rewrite reads besides the pairs. */
 interface FamilyContext<V extends number | bigint> {
-  /** The reason of an address no usable pair holds: `no-fcc` when no FCC names the slice's cluster at all. */
-  readonly unmatched: 'no-fcc' | 'no-pair';
+  /** The reason of an address no usable pair holds (UntouchedReason says which when). */
+  readonly unmatched: 'no-fcc' | 'not-hub-external' | 'no-pair';
   /** The stock path for the slice's hub: addresses in the leaf's view of its external CIDR go there, not to the pairs. */
   readonly resolver: FamilyResolver<V>;
   /** SliceOptions.addressesAsSent: no address is an output of the stock path, so none is restored from its entries. */
@@ -164,7 +168,7 @@ export function podOf(endpoint: JsonObject): PodRef | undefined {
 
 function noneUntouched(): Record<UntouchedReason, number> {
   return {
-    'not-canonical': 0, 'no-fcc': 0, 'no-pair': 0, 'hub-external': 0, 'no-hub-ip': 0, 'no-peer': 0, 'no-shortcut': 0, 'tunnel-down': 0,
+    'not-canonical': 0, 'no-fcc': 0, 'not-hub-external': 0, 'no-pair': 0, 'hub-external': 0, 'no-hub-ip': 0, 'no-peer': 0, 'no-shortcut': 0, 'tunnel-down': 0,
   };
 }
 
@@ -252,14 +256,18 @@ function rewriteFamily<V extends number | bigint>(
   return { slice, edits, annotations, untouched };
 }
 
+function unmatchedReason(view: ClusterView, resolver: { readonly active: boolean }): FamilyContext<number>['unmatched'] {
+  if (view.states.length > 0) return 'no-pair';
+  return resolver.active ? 'not-hub-external' : 'no-fcc';
+}
+
 /** The rewrite of one slice; `observe` sees every address (for `explain`) and costs nothing when absent. */
 function rewriteSlice(slice: ReflectedSlice, snapshot: Snapshot, asSent: boolean, observe?: TraceObserver): SliceRewrite | SliceSkip {
   const view: ClusterView = snapshot.forCluster(slice.clusterId);
-  const unmatched = view.states.length === 0 ? 'no-fcc' : 'no-pair';
   const resolver = slice.origin === undefined ? NO_HUB_RESOLVER : snapshot.resolverFor(slice.origin);
   return slice.family === 'IPv4'
-    ? rewriteFamily(slice, ipv4, view.index.ipv4, { unmatched, resolver: resolver.ipv4, asSent }, observe)
-    : rewriteFamily(slice, ipv6, view.index.ipv6, { unmatched, resolver: resolver.ipv6, asSent }, observe);
+    ? rewriteFamily(slice, ipv4, view.index.ipv4, { unmatched: unmatchedReason(view, resolver.ipv4), resolver: resolver.ipv4, asSent }, observe)
+    : rewriteFamily(slice, ipv6, view.index.ipv6, { unmatched: unmatchedReason(view, resolver.ipv6), resolver: resolver.ipv6, asSent }, observe);
 }
 
 /** f (docs/reference.md, "The rewrite") from any JSON: a skip (left alone) or the rewrite against the slice's cluster in `snapshot`. */

@@ -1,4 +1,5 @@
-// `rewrite --explain`: plain-text tables a person reads next to `kubectl get`, one per slice, then FCC states.
+// `rewrite --explain`: plain-text tables a person reads next to `kubectl get`, one per slice, then FCC states and
+// the leaf's and the hub's Liqo objects the decisions read.
 import { containsAddress, type Cidr } from '../core/cidr.ts';
 import type { ForeignClusterConnection } from '../core/fcc.ts';
 import { sortedTunnels } from '../core/leaf-views.ts';
@@ -90,6 +91,8 @@ export interface AddressExplanation {
   readonly reason: string;
 }
 
+const NOT_HUB_EXTERNAL = 'outside the leaf\'s view of the hub\'s external CIDR, the only addresses the stock path resolves';
+
 function explainTrace(trace: AddressTrace, snapshot: Snapshot, fccs: ReadonlyMap<string, ForeignClusterConnection>, cluster: string): AddressExplanation {
   const none = { hubIp: null, peer: null, configuration: null };
   // The stock path: the hub IP, the peer and the leaf Configuration used, or why the address stays.
@@ -101,6 +104,9 @@ function explainTrace(trace: AddressTrace, snapshot: Snapshot, fccs: ReadonlyMap
     // hub-external's why is the same for every address, said once in the notes.
     const why = trace.stock.reason === 'hub-external' ? trace.stock.reason : `${trace.stock.reason}: ${trace.stock.detail}`;
     return { input: trace.input, output: trace.output, fcc: null, pair: null, ...none, reason: trace.reason === 'restored' ? `restored, ${why}` : why };
+  }
+  if (trace.reason === 'not-hub-external') {
+    return { input: trace.input, output: trace.output, fcc: null, pair: null, ...none, reason: `${trace.reason}: ${NOT_HUB_EXTERNAL}` };
   }
   const blocked = trace.reason === 'no-pair' || trace.reason === 'restored' ? blockingState(snapshot, fccs, cluster, trace.base) : undefined;
   if (blocked !== undefined && !blocked.usable) {
@@ -119,6 +125,13 @@ function explainTrace(trace: AddressTrace, snapshot: Snapshot, fccs: ReadonlyMap
 function traceRow(trace: AddressTrace, snapshot: Snapshot, fccs: ReadonlyMap<string, ForeignClusterConnection>, cluster: string): string[] {
   const row = explainTrace(trace, snapshot, fccs, cluster);
   return [shown(row.input), shown(row.output), row.fcc ?? (row.hubIp === null ? '-' : `IP ${row.hubIp}`), row.reason];
+}
+
+/** The third column names what each path reads: an FCC for the FCC path, the hub's IP for the stock path. */
+function pairColumn(snapshot: Snapshot, traces: readonly AddressTrace[]): string {
+  const stock = traces.some((t) => t.hub !== undefined || t.stock !== undefined || t.reason === 'not-hub-external');
+  if (!stock) return 'FCC';
+  return snapshot.fccs.length > 0 ? 'FCC OR HUB IP' : 'HUB IP';
 }
 
 export function explain(results: readonly DocumentResult[], snapshot: Snapshot, clusterId: string | undefined): string {
@@ -143,14 +156,17 @@ export function explain(results: readonly DocumentResult[], snapshot: Snapshot, 
       if (!clusters.includes(cluster)) clusters.push(cluster);
       lines.push(`${document.name} ${slice.name}: cluster ${cluster}, ${result.slice.family}`);
       if (slice.traces.length === 0) lines.push('(no addresses)');
-      else lines.push(...table(['INPUT', 'OUTPUT', slice.traces.some((t) => t.hub !== undefined) ? 'FCC OR HUB IP' : 'FCC', 'REASON'],
+      else lines.push(...table(['INPUT', 'OUTPUT', pairColumn(snapshot, slice.traces), 'REASON'],
         slice.traces.map((trace) => traceRow(trace, snapshot, fccs, cluster))));
     }
   }
   if (clusters.length === 0) clusters.push(...localClusters(snapshot, clusterId));
-  for (const cluster of clusters) {
-    lines.push('', `FCC states for cluster ${cluster}:`, ...stateTable(snapshot, cluster));
+  if (snapshot.fccs.length === 0) {
+    // No FCC at all: a heading of FCC states would tell a stock-Liqo user they lack something they do not need.
+    const notes = new Set(clusters.flatMap((cluster) => stateTable(snapshot, cluster)));
+    if (notes.size > 0) lines.push('', ...notes);
   }
+  else for (const cluster of clusters) lines.push('', `FCC states for cluster ${cluster}:`, ...stateTable(snapshot, cluster));
   lines.push(...leafTables(snapshot));
   return `${lines.join('\n').replace(/^\n/, '')}\n`;
 }

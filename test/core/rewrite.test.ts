@@ -64,7 +64,7 @@ for (const [name, cluster, input, snapshot, expected, flag] of examples) {
 
 /** Untouched counts with every reason the rewrite counts, the stock path's at zero unless given. */
 function counts(some: Partial<Record<UntouchedReason, number>>): Record<UntouchedReason, number> {
-  return { 'not-canonical': 0, 'no-fcc': 0, 'no-pair': 0, 'hub-external': 0, 'no-hub-ip': 0, 'no-peer': 0, 'no-shortcut': 0, 'tunnel-down': 0, ...some };
+  return { 'not-canonical': 0, 'no-fcc': 0, 'not-hub-external': 0, 'no-pair': 0, 'hub-external': 0, 'no-hub-ip': 0, 'no-peer': 0, 'no-shortcut': 0, 'tunnel-down': 0, ...some };
 }
 
 test('worked example: the first row writes both annotations', () => {
@@ -330,10 +330,15 @@ test('IPv6 slices read the IPv6 blocks of the hub\'s external view', () => {
     ['fd00:71::5:hub-external', 'fd00:72::5:no-pair']);
 });
 
-test('a cluster no FCC names leaves every address alone as no-fcc; hub-external still wins', () => {
+test('a cluster no FCC names, on a leaf that sees the hub\'s external CIDR, leaves other addresses alone as not-hub-external, not no-fcc: the stock path needs no FCC', () => {
   const slice = sliceObject({ destination: 'cluster7', addresses: [['10.63.0.5', '10.71.0.1']] });
-  assert.deepEqual(reasonsOf(slice, withViews), ['10.63.0.5:no-fcc', '10.71.0.1:hub-external']);
-  assert.deepEqual(rewrite(slice, withViews).untouched, counts({ 'not-canonical': 0, 'hub-external': 1, 'no-fcc': 1, 'no-pair': 0 }));
+  assert.deepEqual(reasonsOf(slice, withViews), ['10.63.0.5:not-hub-external', '10.71.0.1:hub-external']);
+  assert.deepEqual(rewrite(slice, withViews).untouched, counts({ 'hub-external': 1, 'not-hub-external': 1 }));
+});
+
+test('a cluster no FCC names, on a leaf that sees no external CIDR of the hub, leaves its addresses alone as no-fcc', () => {
+  const slice = sliceObject({ destination: 'cluster7', addresses: [['10.63.0.5', '10.71.0.1']] });
+  assert.deepEqual(reasonsOf(slice, worked), ['10.63.0.5:no-fcc', '10.71.0.1:no-fcc']);
 });
 
 test('restored and flagged addresses are not counted as untouched', () => {
@@ -362,5 +367,5 @@ test('hub-external holds an address in any of the hub\'s external blocks, not on
 
 test('UNTOUCHED_REASONS lists exactly the reasons a rewrite counts, in their order', () => {
   assert.deepEqual(UNTOUCHED_REASONS, Object.keys(rewrite(sliceObject()).untouched));
-  assert.deepEqual(UNTOUCHED_REASONS, ['not-canonical', 'no-fcc', 'no-pair', 'hub-external', 'no-hub-ip', 'no-peer', 'no-shortcut', 'tunnel-down']);
+  assert.deepEqual(UNTOUCHED_REASONS, ['not-canonical', 'no-fcc', 'not-hub-external', 'no-pair', 'hub-external', 'no-hub-ip', 'no-peer', 'no-shortcut', 'tunnel-down']);
 });

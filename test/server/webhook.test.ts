@@ -259,7 +259,7 @@ test('says why addresses were left alone: addresses_untouched_total by reason', 
     assert.match(text, /shortcut_webhook_addresses_untouched_total\{reason="hub-external"\} 2$/m);
     assert.match(text, /shortcut_webhook_addresses_untouched_total\{reason="no-pair"\} 1$/m);
     assert.match(text, /shortcut_webhook_addresses_untouched_total\{reason="not-canonical"\} 1$/m);
-    assert.match(text, /shortcut_webhook_addresses_untouched_total\{reason="no-fcc"\} 1$/m);
+    assert.match(text, /shortcut_webhook_addresses_untouched_total\{reason="not-hub-external"\} 1$/m);
     assert.match(text, /shortcut_webhook_addresses_rewritten_total 1$/m);
   } finally {
     await local.close();
