@@ -6,7 +6,9 @@
 // and a test holds the two to agreement (offline is a layer below controller and may not import it).
 import { peerDirectConnections } from '../core/direct-connections.ts';
 import { asEndpointSlice, sliceName } from '../core/endpoint-slice.ts';
+import { containsAddress } from '../core/cidr.ts';
 import { directNetworkTo } from '../core/hub-resolution.ts';
+import { TUNNEL_CONNECTED } from '../core/leaf-views.ts';
 import { isObject, objectAt, stringField } from '../core/json.ts';
 import { compareText } from '../core/object-name.ts';
 import type { ForeignClusterConnection } from '../core/fcc.ts';
@@ -80,6 +82,23 @@ function sliceReason(trace: AddressTrace, explained: { readonly reason: string }
   if (trace.hub !== undefined) return trace.reason;
   const blocked = explained.reason.startsWith(`${trace.reason}: `) ? explained.reason.slice(trace.reason.length + 2) : undefined;
   return blocked ?? trace.reason;
+}
+
+/** Reasons of an address the EndpointSlice route has no rule for: it is where Liqo put it. */
+const LEFT_ALONE: ReadonlySet<AddressTrace['reason']> = new Set(['no-fcc', 'no-pair']);
+
+/**
+ * An address Liqo itself put in the leaf's view of a peer's pods (its direct connections, from a repaired shadow):
+ * the peer's direct network carries it while the peer's Connections are Connected, and nothing does otherwise.
+ * Undefined for an address in no such view, or in the hub's (the slice's origin: its own pods).
+ */
+function liqoMapped(snapshot: Snapshot, address: string, origin: string | undefined): Pick<AddressStatus, 'peer' | 'path' | 'reason'> | undefined {
+  const view = snapshot.views.remotePods.find((entry) => entry.cluster !== undefined && entry.cluster !== origin && containsAddress(entry.cidr, address));
+  if (view?.cluster === undefined) return undefined;
+  const tunnel = snapshot.tunnels.get(view.cluster);
+  return tunnel === undefined || tunnel === TUNNEL_CONNECTED
+    ? { peer: view.cluster, path: 'direct', reason: 'direct' }
+    : { peer: view.cluster, path: 'none', reason: 'tunnel-down' };
 }
 
 function peerOfState(state: PairState): string | undefined {
@@ -161,9 +180,14 @@ export function objectStatus(resource: StoredResource, item: unknown, snapshot: 
     resource, service, cluster, hub: slice.origin, outOfStep,
     addresses: report.traces.map((trace): AddressStatus => {
       const explained = explainTrace(trace, snapshot, fccs, cluster);
-      const peer = explained.peer ?? (explained.fcc === null ? undefined : peers.get(explained.fcc)) ?? hub;
+      const known = explained.peer ?? (explained.fcc === null ? undefined : peers.get(explained.fcc));
+      const base = { service, resource, object: name, input: explained.input, output: explained.output, outOfStep };
+      if (known === undefined && LEFT_ALONE.has(trace.reason)) {
+        const mapped = liqoMapped(snapshot, trace.output, slice.origin);
+        if (mapped !== undefined) return { ...base, ...mapped };
+      }
       const direct = DIRECT_REASONS.has(trace.reason) || (trace.hub !== undefined && trace.reason !== 'restored');
-      return { service, resource, object: name, input: explained.input, output: explained.output, peer, path: direct ? 'direct' : 'hub', reason: sliceReason(trace, explained), outOfStep };
+      return { ...base, peer: known ?? hub, path: direct ? 'direct' : 'hub', reason: sliceReason(trace, explained) };
     }),
   };
 }
