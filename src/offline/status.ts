@@ -180,7 +180,7 @@ export function objectStatus(resource: StoredResource, item: unknown, snapshot: 
     resource, service, cluster, hub: slice.origin, outOfStep,
     addresses: report.traces.map((trace): AddressStatus => {
       const explained = explainTrace(trace, snapshot, fccs, cluster);
-      const known = explained.peer ?? (explained.fcc === null ? undefined : peers.get(explained.fcc));
+      const known = explained.peer ?? trace.stock?.peer ?? (explained.fcc === null ? undefined : peers.get(explained.fcc));
       const base = { service, resource, object: name, input: explained.input, output: explained.output, outOfStep };
       if (known === undefined && LEFT_ALONE.has(trace.reason)) {
         const mapped = liqoMapped(snapshot, trace.output, slice.origin);
