@@ -16,12 +16,13 @@ import {
   type ServiceStatus, type StoredResource,
 } from '../offline/status.ts';
 import { table } from '../offline/explain.ts';
+import { errorMessage } from '../util/errors.ts';
 import { loadLiveAccess, readLiveView } from './live-view.ts';
 
 /** Items per list request: the API server's own recommendation for large collections, and what bounds memory here. */
 export const PAGE_SIZE = 500;
 
-export interface StatusOptions {
+export interface RunStatusOptions {
   readonly syncTimeoutMs?: number;
 }
 
@@ -142,7 +143,7 @@ export function renderStatus(report: StatusReport, format: StatusConfig['output'
   return `${lines.join('\n')}\n`;
 }
 
-export async function runStatus(config: StatusConfig, io: Io, env: NodeJS.ProcessEnv, options: StatusOptions = {}): Promise<number> {
+export async function runStatus(config: StatusConfig, io: Io, env: NodeJS.ProcessEnv, options: RunStatusOptions = {}): Promise<number> {
   const fail = (message: string): number => {
     io.stderr.write(`shortcut-webhook status: ${message}\n`);
     return EXIT_INVALID_INPUT;
@@ -162,7 +163,7 @@ export async function runStatus(config: StatusConfig, io: Io, env: NodeJS.Proces
   try {
     first = await slices(undefined);
   } catch (error) {
-    return fail(error instanceof Error ? error.message : String(error));
+    return fail(errorMessage(error));
   }
   const snapshot = await readLiveView(access, {
     command: 'status', stderr: io.stderr, shortcutsNamespace: config.shortcutsNamespace,
@@ -184,7 +185,7 @@ export async function runStatus(config: StatusConfig, io: Io, env: NodeJS.Proces
       notes.push(`${SHADOWS.title} is not served here (Liqo's CRDs are not installed): no ShadowEndpointSlice counted`);
     }
   } catch (error) {
-    return fail(error instanceof Error ? error.message : String(error));
+    return fail(errorMessage(error));
   }
   const connections = scope.kind === 'peers' ? await readConnections(access.local, notes) : [];
 
@@ -221,7 +222,7 @@ async function readConnections(access: KubeAccess, notes: string[]): Promise<Con
   } catch (error) {
     notes.push(error instanceof ListError && error.status === 404
       ? `${CONNECTIONS.title} is not served here (Liqo's CRDs are not installed): no Connection state`
-      : `${error instanceof Error ? error.message : String(error)}: no Connection time shown`);
+      : `${errorMessage(error)}: no Connection time shown`);
   }
   return records;
 }

@@ -158,7 +158,6 @@ export function objectStatus(resource: StoredResource, item: unknown, snapshot: 
   const [report] = result.slices;
   if (report === undefined || 'skip' in report.result) return undefined;
   if (report.kind === 'shadow') {
-    if ('skip' in report.result) return undefined;
     const { shadow, addresses } = report.result;
     const outOfStep = report.result.kind === 'changed';
     return {

@@ -161,6 +161,19 @@ test('on a cluster without Liqo\'s CRDs the EndpointSlice path is still counted,
   }
 });
 
+test('on a cluster with no Liqo CRD at all, not even the FCCs\', status still counts the slices, all on the hub path, and says why', async () => {
+  const bare = await startKubeApiServer({ resources: [ENDPOINT_SLICES, LEASES] });
+  try {
+    await bare.create(sliceObject({ name: 'web-1', addresses: [['10.63.0.7']] }));
+    const run = await runCli(['status', '--kubeconfig', await bare.kubeconfig()]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^cluster1 \(hub\) +hub +no-fcc 1 +- +- +1 +0 +1 +0 +1 +0 +0$/m);
+    assert.match(run.stdout, /^\(the shortcut source holds no ForeignClusterConnection at all: nothing can be rewritten\)$/m);
+  } finally {
+    await bare.close();
+  }
+});
+
 test('an unreachable cluster is exit 1 at once, before any view is waited for', async () => {
   const gone = await startKubeApiServer();
   const config = await gone.kubeconfig({ dir: (await import('node:os')).tmpdir() });
