@@ -80,7 +80,8 @@ describe(`status on real Kubernetes ${kubernetesVersion()} with Liqo ${liqoVersi
   });
 
   test('with the tunnel up, cluster3 is direct (the shadow repaired, the slice Liqo wrote in its direct network) and nothing is out of step', async () => {
-    const report = await untilStatus('cluster3 direct, Liqo\'s slice written, the leaf in step', (r) => settled(r, 'direct') && r.totals.endpointSlices === 1);
+    const report = await untilStatus('cluster3 direct, Liqo\'s slice written, the leaf in step', (r) => settled(r, 'direct') && r.totals.endpointSlices === 1
+      && peer(r, 'cluster4')?.path === 'hub');
     const cluster3 = peer(report, 'cluster3');
     assert.equal(cluster3?.connection, 'Connected');
     assert.deepEqual(cluster3?.why.map((w) => w.reason).sort(), ['direct', 'repaired']);
