@@ -2,7 +2,8 @@
 // Sections: rewrite.ts (pure engine), snapshot.ts (view of 10,000 FCCs; RSS), stock.ts (50,000 hub IPs; RSS; a
 // stock-path review against an FCC-path one), admission.ts (the real webhook
 // process against a bare HTTPS server), controller.ts (5,000 stored slices after a flip), startup.ts (the executable's
-// start against a bare `node -e 0`), offline.ts (`rewrite` of a 50 MB input), and on the e2e suite's real
+// start against a bare `node -e 0`), offline.ts (`rewrite` of a 50 MB input), status.ts (`status` on 2,000 and 20,000
+// stored slices), and on the e2e suite's real
 // kube-apiserver (`npm run build:controlplane` builds it once): writepath.ts (the latency a webhook adds to a write)
 // and scale.ts (memory and convergence with 20,000 stored slices; BENCH_SCALE_SLICES=N for fewer: creating 20,000
 // slices takes minutes on 2 cores), failover.ts (a Connection down and up, to the last of 2,000 and 20,000 slices). See docs/performance.md for what each number means.
@@ -57,6 +58,8 @@ interface ScaleResult {
   readonly floorInFlight: number;
   readonly noWebhookPerSecond: number;
 }
+interface StatusRun { readonly slices: number; readonly seconds: number; readonly rssMB: number; readonly cpuSeconds: number }
+interface StatusResult { readonly endpoints: number; readonly oldSpaceMB: number; readonly small: StatusRun; readonly large: StatusRun; readonly capped: StatusRun }
 interface FailoverRun { readonly slices: number; readonly downSeconds: number; readonly downPerSecond: number; readonly upSeconds: number; readonly upPerSecond: number }
 interface FailoverResult { readonly endpoints: number; readonly runs: readonly FailoverRun[]; readonly versionsChecked: number; readonly violations: number }
 interface OfflineRun { readonly seconds: number; readonly rssMB: number }
@@ -248,6 +251,19 @@ if (wanted('offline')) {
   for (const [name, r, mb] of [['YAML', offline.yaml, offline.inputMB], ['JSON', offline.json, offline.jsonMB]] as const) {
     targets.push([r.seconds <= 10 && r.rssMB <= 300, `rewrite of a ${n(mb, 0)} MB ${name} List: ${n(r.seconds, 2)} s <= 10, ${n(r.rssMB)} MB RSS <= 300`]);
   }
+}
+
+if (wanted('status')) {
+  progress('section status');
+  const status = await runSection<StatusResult>('status.ts');
+  results['status'] = status;
+  const line = (r: StatusRun) => `${n(r.seconds, 2)} s (${n(r.cpuSeconds, 2)} s CPU), ${n(r.rssMB)} MB RSS`;
+  rows.push(
+    ['status', `status (per peer) of a leaf with ${n(status.small.slices)} stored ${status.endpoints}-endpoint slices, exec to exit`, line(status.small)],
+    ['status', `the same with ${n(status.large.slices)} slices (listed 500 a page, each folded and dropped)`, line(status.large)],
+    ['status', `  again with V8's old space capped at ${status.oldSpaceMB} MB (the slices as objects take several times that)`, line(status.capped)],
+  );
+  targets.push([status.large.seconds <= 10, `status on ${n(status.large.slices)} slices: ${n(status.large.seconds, 2)} s <= 10`]);
 }
 
 if (wanted('writepath')) {

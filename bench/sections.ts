@@ -1,5 +1,5 @@
 // The sections of `npm run bench`, in the order they run. Not product code.
-export const SECTIONS = ['rewrite', 'snapshot', 'stock', 'shadow', 'admission', 'controller', 'startup', 'offline', 'writepath', 'scale', 'failover'] as const;
+export const SECTIONS = ['rewrite', 'snapshot', 'stock', 'shadow', 'admission', 'controller', 'startup', 'offline', 'status', 'writepath', 'scale', 'failover'] as const;
 export type Section = (typeof SECTIONS)[number];
 
 /**

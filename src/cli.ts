@@ -1,7 +1,8 @@
 // Argument parsing: argv and environment to one command. The commands themselves are started by main.ts.
 import {
   environmentWarnings, EXPLAIN_FLAGS, helpText, nearest, parseExplainArgs, parseRewriteArgs, parseServeArgs, parseVersionArgs,
-  REWRITE_FLAGS, SERVE_FLAGS, UsageError, VERSION_FLAGS, type ExplainConfig, type RewriteConfig, type ServeConfig, type VersionFormat,
+  parseStatusArgs, REWRITE_FLAGS, SERVE_FLAGS, STATUS_FLAGS, UsageError, VERSION_FLAGS, type ExplainConfig, type RewriteConfig,
+  type ServeConfig, type StatusConfig, type VersionFormat,
 } from './config.ts';
 
 export const EXIT_OK = 0;
@@ -26,30 +27,40 @@ Explain stored EndpointSlices (or with --shadows ShadowEndpointSlices) on a live
 views serve reads (FCCs, the leaf's Liqo Connections and Configurations, the hub's Liqo IPs and Configurations
 through --shortcuts-kubeconfig), wait for them to sync, and print per address what the webhook does and why, as
 rewrite --explain does. Read-only. Exit codes: 0 success, 1 unreachable cluster or no such slice, 2 usage error.`;
+const STATUS_USAGE = `Usage: shortcut-webhook status [flags]
+       shortcut-webhook status -n NS [SERVICE] | -A [--addresses] [flags]
+
+Which path traffic takes now, read from the cluster: without arguments one line per peer cluster (the path in use:
+direct, hub, mixed or none; why; the leaf's Liqo Connection state and since when; how many stored EndpointSlices,
+ShadowEndpointSlices, Services and addresses take each path, and how many objects are out of step with the view).
+With -n or -A one line per Service, and with --addresses one per address, decided as explain decides them.
+Read-only. Exit codes: 0 success, 1 unreachable cluster, access refused or no such Service, 2 usage error.`;
 export const TOP_USAGE = `Usage: shortcut-webhook <command> [flags]
 
 Commands:
   serve     serve the admission webhook (HTTPS) with ops endpoints, and reconcile stored slices
   rewrite   rewrite EndpointSlices offline against files: FCCs, or the leaf's and the hub's Liqo objects
   explain   explain what the webhook does to slices stored in a cluster, and why (read-only)
+  status    which path each peer's (or Service's) traffic takes now: direct, hub, mixed or none (read-only)
   version   print the version, commit and Node.js version (also: --version)
 
 Run 'shortcut-webhook <command> --help' for the flags of a command.
 `;
 
-const COMMANDS = ['serve', 'rewrite', 'explain', 'version', 'help'] as const;
+const COMMANDS = ['serve', 'rewrite', 'explain', 'status', 'version', 'help'] as const;
 
 export type Command =
   | { readonly kind: 'serve'; readonly config: ServeConfig; readonly warnings: readonly string[] }
   | { readonly kind: 'rewrite'; readonly config: RewriteConfig; readonly warnings: readonly string[] }
   | { readonly kind: 'explain'; readonly config: ExplainConfig; readonly warnings: readonly string[] }
+  | { readonly kind: 'status'; readonly config: StatusConfig; readonly warnings: readonly string[] }
   | { readonly kind: 'version'; readonly output: VersionFormat }
   | { readonly kind: 'help'; readonly text: string }
   | { readonly kind: 'usage-error'; readonly command: string | undefined; readonly message: string; readonly hint: string };
 
 /** Variables are checked against every command's flags: one of serve's set while running rewrite is no typo. */
 function warnings(env: NodeJS.ProcessEnv): string[] {
-  return environmentWarnings(env, [SERVE_FLAGS, REWRITE_FLAGS, EXPLAIN_FLAGS, VERSION_FLAGS]);
+  return environmentWarnings(env, [SERVE_FLAGS, REWRITE_FLAGS, EXPLAIN_FLAGS, STATUS_FLAGS, VERSION_FLAGS]);
 }
 
 export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): Command {
@@ -67,6 +78,10 @@ export function parseCommand(argv: readonly string[], env: NodeJS.ProcessEnv): C
       case 'explain': {
         const parsed = parseExplainArgs(rest, env);
         return parsed.help ? { kind: 'help', text: helpText(EXPLAIN_USAGE, EXPLAIN_FLAGS) } : { kind: 'explain', config: parsed.config, warnings: warnings(env) };
+      }
+      case 'status': {
+        const parsed = parseStatusArgs(rest, env);
+        return parsed.help ? { kind: 'help', text: helpText(STATUS_USAGE, STATUS_FLAGS) } : { kind: 'status', config: parsed.config, warnings: warnings(env) };
       }
       case 'version': case '--version': {
         const parsed = parseVersionArgs(rest, env);

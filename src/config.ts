@@ -69,15 +69,29 @@ export const VERSION_FLAGS = {
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 } as const satisfies FlagTable;
 
+/** The flags the live commands (explain, status) share with serve: where the leaf and the shortcuts are read. */
+const LIVE_VIEW_FLAGS = {
+  kubeconfig: { type: 'string', value: 'FILE', help: 'kubeconfig of the leaf (default: KUBECONFIG, then in-cluster)' },
+  'shortcuts-kubeconfig': { type: 'string', value: 'FILE', help: 'read ForeignClusterConnections on this cluster instead (e.g. the hub), and the hub\'s Liqo IPs and Configurations there, as serve does' },
+  'shortcuts-namespace': { type: 'string', value: 'NS', help: 'read ForeignClusterConnections in this namespace only (default: all)' },
+  'cluster-id': { type: 'string', value: 'ID', help: 'local cluster ID for slices without offloading.liqo.io/destination' },
+} as const satisfies FlagTable;
+
 export const EXPLAIN_FLAGS = {
   namespace: { type: 'string', short: 'n', value: 'NS', commandLineOnly: true, help: 'namespace of the slices (default: the kubeconfig context\'s, else default)' },
   selector: { type: 'string', short: 'l', value: 'SELECTOR', commandLineOnly: true, help: 'explain every slice matching this label selector instead of one NAME' },
   shadows: { type: 'boolean', commandLineOnly: true, help: 'explain ShadowEndpointSlices (Liqo\'s own direct connections) instead of EndpointSlices' },
-  kubeconfig: { type: 'string', value: 'FILE', help: 'kubeconfig of the leaf (default: KUBECONFIG, then in-cluster)' },
-  'shortcuts-kubeconfig': { type: 'string', value: 'FILE', help: 'read ForeignClusterConnections, and the hub\'s Liqo IPs and Configurations, on this cluster (the hub) instead of the leaf, as serve does' },
-  'shortcuts-namespace': { type: 'string', value: 'NS', help: 'read ForeignClusterConnections in this namespace only (default: all)' },
-  'cluster-id': { type: 'string', value: 'ID', help: 'local cluster ID for slices without offloading.liqo.io/destination' },
+  ...LIVE_VIEW_FLAGS,
   output: { type: 'string', short: 'o', value: 'FORMAT', commandLineOnly: true, help: 'text (default: the tables of rewrite --explain) or json' },
+  help: { type: 'boolean', short: 'h', help: 'show this help' },
+} as const satisfies FlagTable;
+
+export const STATUS_FLAGS = {
+  namespace: { type: 'string', short: 'n', value: 'NS', commandLineOnly: true, help: 'one line per Service of this namespace (with SERVICE: that Service only)' },
+  'all-namespaces': { type: 'boolean', short: 'A', commandLineOnly: true, help: 'one line per Service of every namespace' },
+  addresses: { type: 'boolean', commandLineOnly: true, help: 'with -n or -A: also one line per address, as explain decides it' },
+  ...LIVE_VIEW_FLAGS,
+  output: { type: 'string', short: 'o', value: 'FORMAT', commandLineOnly: true, help: 'text (default: a table) or json' },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 } as const satisfies FlagTable;
 
@@ -445,17 +459,31 @@ export function parseVersionArgs(argv: readonly string[], env: NodeJS.ProcessEnv
   return { help: false, config: Object.freeze({ output: values.oneOf('output', ['text', 'json'] as const, 'text') }) };
 }
 
-export interface ExplainConfig {
-  readonly namespace: string | undefined;
-  /** One slice by name, or every slice a label selector matches. */
-  readonly target: { readonly kind: 'name'; readonly name: string } | { readonly kind: 'selector'; readonly selector: string };
-  /** Which stored objects: reflected EndpointSlices, or the ShadowEndpointSlices the hub writes (`--shadows`). */
-  readonly resource: 'endpointslices' | 'shadowendpointslices';
+/** What the live commands (explain, status) read the cluster with: serve's kubeconfigs and view, and their output. */
+export interface LiveViewConfig {
   readonly kubeconfig: string | undefined;
   readonly shortcutsKubeconfig: string | undefined;
   readonly shortcutsNamespace: string | undefined;
   readonly clusterId: string | undefined;
   readonly output: VersionFormat;
+}
+
+function liveViewConfig(values: FlagValues): LiveViewConfig {
+  return {
+    kubeconfig: values.text('kubeconfig'),
+    shortcutsKubeconfig: values.text('shortcuts-kubeconfig'),
+    shortcutsNamespace: values.text('shortcuts-namespace'),
+    clusterId: values.text('cluster-id'),
+    output: values.oneOf('output', ['text', 'json'] as const, 'text'),
+  };
+}
+
+export interface ExplainConfig extends LiveViewConfig {
+  readonly namespace: string | undefined;
+  /** One slice by name, or every slice a label selector matches. */
+  readonly target: { readonly kind: 'name'; readonly name: string } | { readonly kind: 'selector'; readonly selector: string };
+  /** Which stored objects: reflected EndpointSlices, or the ShadowEndpointSlices the hub writes (`--shadows`). */
+  readonly resource: 'endpointslices' | 'shadowendpointslices';
 }
 
 export function parseExplainArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Parsed<ExplainConfig> {
@@ -469,11 +497,34 @@ export function parseExplainArgs(argv: readonly string[], env: NodeJS.ProcessEnv
     namespace: values.text('namespace'),
     target: name !== undefined ? { kind: 'name', name } : { kind: 'selector', selector: selector ?? '' },
     resource: values.flag('shadows') ? 'shadowendpointslices' : 'endpointslices',
-    kubeconfig: values.text('kubeconfig'),
-    shortcutsKubeconfig: values.text('shortcuts-kubeconfig'),
-    shortcutsNamespace: values.text('shortcuts-namespace'),
-    clusterId: values.text('cluster-id'),
-    output: values.oneOf('output', ['text', 'json'] as const, 'text'),
+    ...liveViewConfig(values),
+  };
+  return { help: false, config: Object.freeze(config) };
+}
+
+export interface StatusConfig extends LiveViewConfig {
+  /** One line per peer; or per Service of one namespace (one Service by name), or of every namespace. */
+  readonly scope:
+    | { readonly kind: 'peers' }
+    | { readonly kind: 'services'; readonly namespace: string | undefined; readonly service: string | undefined };
+  readonly addresses: boolean;
+}
+
+export function parseStatusArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Parsed<StatusConfig> {
+  const values = readFlags(STATUS_FLAGS, argv, env);
+  if (values.help) return { help: true };
+  const namespace = values.text('namespace');
+  const all = values.flag('all-namespaces');
+  const [service, ...more] = values.positionals;
+  if (more.length > 0) throw new UsageError(`takes at most one SERVICE, got ${values.positionals.join(' ')}`);
+  if (all && namespace !== undefined) throw new UsageError('give -n NS or -A, not both');
+  if (service !== undefined && namespace === undefined) throw new UsageError(`a SERVICE needs its namespace: -n NS ${service}`);
+  const services = all || namespace !== undefined;
+  if (values.flag('addresses') && !services) throw new UsageError('--addresses goes with -n NS [SERVICE] or -A: one line per address of those Services');
+  const config: StatusConfig = {
+    scope: services ? { kind: 'services', namespace, service } : { kind: 'peers' },
+    addresses: values.flag('addresses'),
+    ...liveViewConfig(values),
   };
   return { help: false, config: Object.freeze(config) };
 }

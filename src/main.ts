@@ -32,6 +32,9 @@ export async function main(argv: readonly string[], io: Io = process, env: NodeJ
     case 'explain':
       for (const warning of command.warnings) io.stderr.write(`shortcut-webhook: warning: ${warning}\n`);
       return (await import('./commands/explain.ts')).runExplain(command.config, io, env);
+    case 'status':
+      for (const warning of command.warnings) io.stderr.write(`shortcut-webhook: warning: ${warning}\n`);
+      return (await import('./commands/status.ts')).runStatus(command.config, io, env);
     case 'serve':
       for (const warning of command.warnings) io.stderr.write(`shortcut-webhook: warning: ${warning}\n`);
       return (await import('./commands/serve.ts')).serve(command.config, env);

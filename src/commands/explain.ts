@@ -2,23 +2,15 @@
 // and builds its view with the very source serve uses (ClusterShortcutSource into a SnapshotStore), waits for the
 // first sync, prints rewrite --explain's tables (or JSON) and exits. Read-only: it lists, gets and watches, nothing
 // else. The Kubernetes client is loaded only for this command (main.ts imports this module on demand).
-import { Writable } from 'node:stream';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { EXIT_INVALID_INPUT, EXIT_OK, type Io } from '../cli.ts';
 import type { ExplainConfig } from '../config.ts';
 import { asEndpointSlice, MANAGED_BY_LABEL } from '../core/endpoint-slice.ts';
 import { asShadowEndpointSlice, SHADOW_GROUP, SHADOW_KIND, SHADOW_VERSION } from '../core/shadow-endpoint-slice.ts';
-import { describeError, httpStatus, loadKubeAccess, readListPage, type KubeAccess } from '../kube/client.ts';
-import { createLogger } from '../log.ts';
+import { describeError, httpStatus, readListPage, type KubeAccess } from '../kube/client.ts';
 import { explain, explainJson } from '../offline/explain.ts';
 import { rewriteDocuments } from '../offline/rewrite-documents.ts';
-import { errorMessage } from '../util/errors.ts';
-import { userAgent } from '../version.ts';
-import { ClusterShortcutSource } from '../view/cluster-source.ts';
-import { SnapshotStore } from '../view/shortcut-view.ts';
-
-/** How long the views may take to sync before the command gives up (the list-watch loop itself retries forever). */
-const SYNC_TIMEOUT_MS = 30_000;
+import { loadLiveAccess, readLiveView } from './live-view.ts';
 
 export interface ExplainOptions {
   readonly syncTimeoutMs?: number;
@@ -49,47 +41,14 @@ async function readSlices(access: KubeAccess, namespace: string, target: Explain
   return items;
 }
 
-/**
- * The view's log as a command's stderr lines, not JSON: `shortcut-webhook explain: warn: <message> (key=value ...)`.
- * pino writes one JSON line per record; the fields a person needs follow the message.
- */
-function textLog(stderr: NodeJS.WritableStream): Writable {
-  const hidden = new Set(['level', 'time', 'app', 'msg']);
-  return new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n')) {
-        if (line.trim() === '') continue;
-        let record: Record<string, unknown>;
-        try {
-          record = JSON.parse(line) as Record<string, unknown>;
-        } catch {
-          stderr.write(`shortcut-webhook explain: ${line}\n`);
-          continue;
-        }
-        const fields = Object.entries(record).filter(([key]) => !hidden.has(key))
-          .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`);
-        stderr.write(`shortcut-webhook explain: ${String(record.level)}: ${String(record.msg)}${fields.length > 0 ? ` (${fields.join(' ')})` : ''}\n`);
-      }
-      done();
-    },
-  });
-}
-
 export async function runExplain(config: ExplainConfig, io: Io, env: NodeJS.ProcessEnv, options: ExplainOptions = {}): Promise<number> {
   const fail = (message: string): number => {
     io.stderr.write(`shortcut-webhook explain: ${message}\n`);
     return EXIT_INVALID_INPUT;
   };
-  let local: KubeAccess | undefined;
-  let shortcuts: KubeAccess | undefined;
-  try {
-    const agent = userAgent();
-    local = loadKubeAccess(config.kubeconfig ?? (env.KUBECONFIG || undefined), env, agent);
-    shortcuts = config.shortcutsKubeconfig === undefined ? local : loadKubeAccess(config.shortcutsKubeconfig, env, agent);
-  } catch (error) {
-    return fail(`cannot load the kubeconfig: ${errorMessage(error)}`);
-  }
-  if (local === undefined || shortcuts === undefined) return fail('no cluster to read: give --kubeconfig (or KUBECONFIG), or run in a pod');
+  const access = loadLiveAccess(config, env);
+  if (typeof access === 'string') return fail(access);
+  const { local } = access;
   const context = local.config.getContextObject(local.config.getCurrentContext());
   const namespace = config.namespace ?? context?.namespace ?? 'default';
 
@@ -105,32 +64,11 @@ export async function runExplain(config: ExplainConfig, io: Io, env: NodeJS.Proc
     return fail(`no ${kind} in ${namespace} matches ${config.target.kind === 'selector' ? config.target.selector : ''} (reflected ones carry ${MANAGED_BY_LABEL}=endpointslice.reflection.liqo.io)`);
   }
 
-  // serve's own view: the same source and store, so whatever serve reads (FCCs, Connections, Configurations, and
-  // what is added to that source later) is what this explains. Its log goes to stderr, warnings only.
-  const store = new SnapshotStore();
-  const source = new ClusterShortcutSource({
-    store, logger: createLogger('warn', textLog(io.stderr)), shortcutsConfig: shortcuts.config, namespace: config.shortcutsNamespace,
-    localConfig: local.config,
-    // As serve: FCCs read on the hub mean the hub's IPAM objects are read there too (the stock-Liqo path).
-    hubConfig: config.shortcutsKubeconfig === undefined ? undefined : shortcuts.config,
+  const snapshot = await readLiveView(access, {
+    command: 'explain', stderr: io.stderr, shortcutsNamespace: config.shortcutsNamespace,
+    hubGiven: config.shortcutsKubeconfig !== undefined, syncTimeoutMs: options.syncTimeoutMs,
   });
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const synced = new Promise<boolean>((resolve) => {
-      const unsubscribe = store.subscribe(() => {
-        if (!store.isSynced()) return;
-        unsubscribe();
-        resolve(true);
-      });
-      timer = setTimeout(() => resolve(store.isSynced()), options.syncTimeoutMs ?? SYNC_TIMEOUT_MS);
-    });
-    await source.start();
-    if (!(await synced)) return fail(`the ForeignClusterConnections could not be read within ${(options.syncTimeoutMs ?? SYNC_TIMEOUT_MS) / 1000}s (from ${shortcuts.origin})`);
-  } finally {
-    clearTimeout(timer);
-    await source.stop();
-  }
-  const snapshot = store.current();
+  if (typeof snapshot === 'string') return fail(snapshot);
   const documents = slices.map((value) => ({ name: document, value }));
   const rewritten = rewriteDocuments(documents, snapshot, { clusterId: config.clusterId });
   if (!rewritten.ok) return fail(rewritten.message);

@@ -60,6 +60,8 @@ export interface Unresolved {
   readonly resolved: false;
   readonly reason: StockReason;
   readonly detail: string;
+  /** The pod's cluster, where the hub's IPAM named it (`no-shortcut`, `tunnel-down`): whose traffic stays on the hub path. */
+  readonly peer?: string;
 }
 
 export type Resolution<V> = Resolved<V> | Unresolved;
@@ -274,11 +276,11 @@ function familyResolver<V extends number | bigint>(options: {
     }
     const own = moveInto(codec, podOnHub, step3.to);
     const { network, moves: toLeaf } = directTo(peer);
-    if (network.state !== 'direct') return { resolved: false, reason: network.state, detail: `${ip.ref} runs on ${peer}; ${network.detail}` };
+    if (network.state !== 'direct') return { resolved: false, reason: network.state, detail: `${ip.ref} runs on ${peer}; ${network.detail}`, peer };
     const step4 = moveHolding(toLeaf, own);
     if (step4 === undefined) {
       // A position whose status side is missing maps nothing either (Liqo's own mapping would fail there too).
-      return { resolved: false, reason: 'no-shortcut', detail: `${OUTSIDE_DECLARED}: ${ip.ref} runs on ${peer} at ${text(own)}, in no spec.remote.cidr.pod (with a status entry) of this leaf's Configuration for ${peer}` };
+      return { resolved: false, reason: 'no-shortcut', detail: `${OUTSIDE_DECLARED}: ${ip.ref} runs on ${peer} at ${text(own)}, in no spec.remote.cidr.pod (with a status entry) of this leaf's Configuration for ${peer}`, peer };
     }
     return { resolved: true, value: moveInto(codec, own, step4.to), ip, peer, configuration: step4.configuration };
   }

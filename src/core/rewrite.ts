@@ -65,7 +65,7 @@ export interface AddressTrace {
   /** The stock path's resolution of an address in the hub's external space: the hub IP, the peer, the leaf Configuration. */
   readonly hub: { readonly ip: string; readonly peer: string; readonly configuration: string } | undefined;
   /** Why the stock path left an address of the hub's external space (also when it was restored). */
-  readonly stock: { readonly reason: StockReason; readonly detail: string } | undefined;
+  readonly stock: { readonly reason: StockReason; readonly detail: string; readonly peer?: string | undefined } | undefined;
   readonly reason: AddressReason;
   readonly flagged: boolean;
 }
@@ -236,7 +236,9 @@ function rewriteFamily<V extends number | bigint>(
       if (observe !== undefined) {
         const pair = remapped === undefined || resolution !== undefined ? undefined : index.sourceOf(baseValue)?.pair;
         const hub = resolved === undefined ? undefined : { ip: resolved.ip.ref, peer: resolved.peer, configuration: resolved.configuration };
-        const stock = unresolved === undefined ? undefined : { reason: unresolved.reason, detail: unresolved.detail };
+        const stock = unresolved === undefined ? undefined : {
+          reason: unresolved.reason, detail: unresolved.detail, ...(unresolved.peer === undefined ? {} : { peer: unresolved.peer }),
+        };
         const trace = { input, base, output, pair, hub, flagged: isFlagged };
         observe({ endpoint: e, address: a, ...trace, stock, reason: reasonFor(trace, reason) });
       }

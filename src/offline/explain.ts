@@ -11,7 +11,7 @@ import type { ShadowAddress } from '../core/direct-connections.ts';
 import type { ShadowReviewed } from '../admission/review-shadow-endpoint-slice.ts';
 import type { DocumentResult } from './rewrite-documents.ts';
 
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
   const line = (cells: readonly string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
   return [line(header), ...rows.map(line)];
@@ -93,7 +93,7 @@ export interface AddressExplanation {
 
 const NOT_HUB_EXTERNAL = 'outside the leaf\'s view of the hub\'s external CIDR, the only addresses the stock path resolves';
 
-function explainTrace(trace: AddressTrace, snapshot: Snapshot, fccs: ReadonlyMap<string, ForeignClusterConnection>, cluster: string): AddressExplanation {
+export function explainTrace(trace: AddressTrace, snapshot: Snapshot, fccs: ReadonlyMap<string, ForeignClusterConnection>, cluster: string): AddressExplanation {
   const none = { hubIp: null, peer: null, configuration: null };
   // The stock path: the hub IP, the peer and the leaf Configuration used, or why the address stays.
   if (trace.hub !== undefined) {
@@ -185,7 +185,7 @@ export interface ListedExplanation {
   readonly detail: string;
 }
 
-function listedExplanation(address: ShadowAddress): ListedExplanation {
+export function listedExplanation(address: ShadowAddress): ListedExplanation {
   const reason = address.outcome === 'hub-path' ? address.via : address.outcome === 'unresolved' ? address.reason : null;
   return { input: address.input, output: address.output, cluster: address.cluster, outcome: address.outcome, reason, detail: address.detail };
 }

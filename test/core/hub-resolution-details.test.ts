@@ -49,10 +49,11 @@ function traceOf(object: Json, snapshot: Snapshot): AddressTrace {
 }
 
 /** The address stays, for the reason and with the detail given. */
-function assertStays(snapshot: Snapshot, reason: StockReason, detail: string, object: JsonObject = sliceObject({ addresses: [['10.71.0.12']] })): void {
+/** `peer`: the pod's cluster, which step 4's reasons name (status counts the address for it). */
+function assertStays(snapshot: Snapshot, reason: StockReason, detail: string, object: JsonObject = sliceObject({ addresses: [['10.71.0.12']] }), peer?: string): void {
   const trace = traceOf(object, snapshot);
   assert.equal(trace.output, trace.input);
-  assert.deepEqual(trace.stock, { reason, detail });
+  assert.deepEqual(trace.stock, { reason, detail, ...(peer === undefined ? {} : { peer }) });
 }
 
 const addressesOf = (object: JsonObject): unknown => (object.endpoints as { addresses: string[] }[]).map((e) => e.addresses);
@@ -103,18 +104,18 @@ test('a targetRef whose name matches IPs in two namespaces: the detail names bot
 test('the detail of each reason of step 4 names the pod, the peer and what is missing', () => {
   const unmapped = configurationObject({ peer: 'cluster3', remotePod: '10.59.0.0/16', remotePodView: '10.61.0.0/16' });
   assertStays(snapshotOf({ hub: defaultHub, leaf: [leafToHub, unmapped] }), 'no-shortcut',
-    'outside-declared: demo/web-0 runs on cluster3 at 10.60.0.151, in no spec.remote.cidr.pod (with a status entry) of this leaf\'s Configuration for cluster3');
+    'outside-declared: demo/web-0 runs on cluster3 at 10.60.0.151, in no spec.remote.cidr.pod (with a status entry) of this leaf\'s Configuration for cluster3', undefined, 'cluster3');
   // The pod's address in a declared CIDR whose position has no status entry: nothing to move it into either.
   const unseen = configurationObject({ peer: 'cluster3', remotePod: '10.60.0.0/16', remotePodView: [] });
   assertStays(snapshotOf({ hub: defaultHub, leaf: [leafToHub, unseen] }), 'no-shortcut',
-    'outside-declared: demo/web-0 runs on cluster3 at 10.60.0.151, in no spec.remote.cidr.pod (with a status entry) of this leaf\'s Configuration for cluster3');
-  assertStays(snapshotOf({ hub: defaultHub, connections: [] }), 'no-shortcut', 'demo/web-0 runs on cluster3; this leaf has no Liqo Connection to cluster3');
+    'outside-declared: demo/web-0 runs on cluster3 at 10.60.0.151, in no spec.remote.cidr.pod (with a status entry) of this leaf\'s Configuration for cluster3', undefined, 'cluster3');
+  assertStays(snapshotOf({ hub: defaultHub, connections: [] }), 'no-shortcut', 'demo/web-0 runs on cluster3; this leaf has no Liqo Connection to cluster3', undefined, 'cluster3');
   assertStays(snapshotOf({ hub: defaultHub, connections: [connectionObject('cluster3', 'Connected', 'a'), connectionObject('cluster3', 'Connecting', 'b')] }),
-    'tunnel-down', 'demo/web-0 runs on cluster3; the leaf\'s Liqo Connection to cluster3 is Connecting, not Connected');
+    'tunnel-down', 'demo/web-0 runs on cluster3; the leaf\'s Liqo Connection to cluster3 is Connecting, not Connected', undefined, 'cluster3');
   // A Connection Liqo has not given a status yet is not Connected either.
   const { status: _, ...noStatus } = connectionObject('cluster3', 'Connected');
   assertStays(snapshotOf({ hub: defaultHub, connections: [noStatus] }), 'tunnel-down',
-    'demo/web-0 runs on cluster3; the leaf\'s Liqo Connection to cluster3 is without status, not Connected');
+    'demo/web-0 runs on cluster3; the leaf\'s Liqo Connection to cluster3 is without status, not Connected', undefined, 'cluster3');
 });
 
 test('a hub Configuration that names no peer (no liqo.io/remote-cluster-id) resolves no pod: no-peer', () => {

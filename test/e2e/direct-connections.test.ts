@@ -19,8 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { makeCerts } from '../support/certs.ts';
-import { freePortOutsideEphemeralRange } from '../support/free-port.ts';
-import { startServer, type RunningServer } from '../support/process.ts';
+import type { RunningServer } from '../support/process.ts';
 import { killServer, logRecords } from '../support/serve-cluster.ts';
 import { waitFor } from '../support/wait-for.ts';
 import { kubernetesVersion } from './controlplane/build.ts';
@@ -28,11 +27,8 @@ import { liqoVersion } from './liqo-writer/build.ts';
 import { startCanary, type Canary } from './support/canary.ts';
 import { startControlPlane, type ControlPlane } from './support/control-plane.ts';
 import type { KubeClient, KubeObject, WatchEvent } from './support/kube-client.ts';
-import {
-  createConfiguration, createConnection, createHubIp, createWithStatus, foreignCluster, installCrds, liqoCrds, shadowSlice,
-  startLiqoWriter, type LiqoWriter, type ShadowSpec,
-} from './support/liqo.ts';
-import { pathOf, shippedManifests } from './support/objects.ts';
+import { seedDirectWorld, startShippedWebhook } from './support/direct-world.ts';
+import { shadowSlice, startLiqoWriter, type LiqoWriter, type ShadowSpec } from './support/liqo.ts';
 import { skipReason } from './support/skip.ts';
 import { HubReflector } from './support/virtual-kubelet.ts';
 import { connectionPath, CONVERGE, SHADOWS, SLICES } from './support/world-paths.ts';
@@ -142,30 +138,7 @@ describe(`Liqo ${liqoVersion()}'s direct connections on real Kubernetes ${kubern
     const canaryCerts = makeCerts(undefined, 'canary');
     made.push(canaryCerts.dir);
     canary = await startCanary(admin, canaryCerts);
-    const crds = liqoCrds();
-    for (const name of ['demo', 'liqo-tenant-cluster1', 'liqo-tenant-cluster3']) {
-      await admin.ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-    }
-    for (const name of ['demo', 'liqo-tenant-cluster2', 'liqo-tenant-cluster3', 'liqo-tenant-cluster4']) {
-      await hubAdmin.ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-    }
-    await Promise.all([installCrds(admin, crds), installCrds(hubAdmin, crds)]);
-
-    // The hub: its views of both leaves (remapped: all clusters declare 10.200/16) and the IPAM records of the
-    // offloaded pods on them.
-    await createConfiguration(hubAdmin, { peer: 'cluster2', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.71.0.0/16', remoteExternalView: '10.81.0.0/16' });
-    await createConfiguration(hubAdmin, { peer: 'cluster3', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.72.0.0/16', remoteExternalView: '10.82.0.0/16' });
-    await createConfiguration(hubAdmin, { peer: 'cluster4', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.73.0.0/16', remoteExternalView: '10.83.0.0/16' });
-    await createHubIp(hubAdmin, { pod: 'web-1', ip: '10.72.0.11', allocated: '10.70.0.4' });
-    await createHubIp(hubAdmin, { pod: 'web-2', ip: '10.73.0.12', allocated: '10.70.0.5' });
-    await createHubIp(hubAdmin, { pod: 'api-1', ip: '10.72.0.21', allocated: '10.70.0.6' });
-    // The leaf: the hub's ForeignCluster, its Configurations for the hub and for cluster3 (its direct network), and
-    // its Connection to cluster3. None for cluster4.
-    const hubCluster = foreignCluster('cluster1');
-    await createWithStatus(admin, hubCluster.object, hubCluster.status);
-    await createConfiguration(admin, { peer: 'cluster1', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.201.0.0/16', remoteExternalView: '10.202.0.0/16' });
-    await createConfiguration(admin, { peer: 'cluster3', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.203.0.0/16', remoteExternalView: '10.204.0.0/16' });
-    await createConnection(admin, 'cluster3', 'Connected');
+    await seedDirectWorld(admin, hubAdmin);
 
     writer = startLiqoWriter(leaf.adminKubeconfig, join(logDir, 'liqo-writer.log'));
     reflector = new HubReflector(admin, 'demo');
@@ -193,31 +166,7 @@ describe(`Liqo ${liqoVersion()}'s direct connections on real Kubernetes ${kubern
   });
 
   test('the webhook installs from the shipped manifests and runs with the shipped rights on the leaf and the hub reader\'s on the hub', async () => {
-    const port = await freePortOutsideEphemeralRange();
-    const serving = makeCerts();
-    made.push(serving.dir);
-    for (const object of shippedManifests()) {
-      if (object.kind === 'CustomResourceDefinition') continue;
-      if (object.kind === 'MutatingWebhookConfiguration') {
-        for (const hook of object.webhooks as { clientConfig: Record<string, unknown> }[]) {
-          const { path } = hook.clientConfig.service as { path: string };
-          hook.clientConfig = { url: `https://127.0.0.1:${port}${path}`, caBundle: serving.ca.toString('base64') };
-        }
-      }
-      await admin.ok('POST', pathOf(object), object);
-    }
-    for (const object of shippedManifests('hub')) await hubAdmin.ok('POST', pathOf(object), object);
-    await canary.configurationsSeen();
-    const token = async (client: KubeClient, account: string) => (await client.ok<{ status: { token: string } }>('POST',
-      `/api/v1/namespaces/shortcut-webhook/serviceaccounts/${account}/token`,
-      { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } })).status.token;
-    const leafConfig = leaf.writeTokenKubeconfig('shortcut-webhook', await token(admin, 'shortcut-webhook'));
-    const hubConfig = hub.writeTokenKubeconfig('hub-reader', await token(hubAdmin, 'shortcut-webhook-reader'));
-    webhook = await startServer(['--port', String(port), '--tls-cert', serving.certFile, '--tls-key', serving.keyFile,
-      '--kubeconfig', leafConfig, '--shortcuts-kubeconfig', hubConfig, '--resync-interval', '0'],
-    { POD_NAMESPACE: 'shortcut-webhook', POD_NAME: 'webhook-0' });
-    const running = webhook;
-    await waitFor(async () => (await fetch(`http://127.0.0.1:${running.opsPort}/readyz`)).status === 200, { ...CONVERGE, description: 'the webhook is ready' });
+    webhook = await startShippedWebhook({ leaf, hub, made, afterManifests: () => canary.configurationsSeen() });
   });
 
   test('with the route, the EndpointSlice Liqo writes has the peer\'s endpoint in the leaf\'s view of the peer (its direct network)', async () => {

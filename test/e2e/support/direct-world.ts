@@ -1,0 +1,88 @@
+// The e2e world of Liqo's own direct connections, on two real control planes (direct-connections.test.ts and
+// status.test.ts): every cluster declares 10.200.0.0/16 for its pods, as in Liqo's examples, so the hub remapped both
+// leaves: cluster3 (a direct network from the leaf, `liqoctl network connect`) and cluster4 (none).
+//
+//   cluster           hub cluster1 sees its pods at    the leaf cluster2 sees its pods at   hub IPAM (10.70/16, seen at 10.202/16)
+//   cluster1 (hub)    10.200/16                        10.201/16
+//   cluster3          10.72/16                         10.203/16 (direct network)           web-1 10.72.0.11 -> 10.70.0.4,
+//                                                                                           api-1 10.72.0.21 -> 10.70.0.6
+//   cluster4          10.73/16                         -                                    web-2 10.73.0.12 -> 10.70.0.5
+//
+// And the webhook as the shipped manifests install it, with the shipped ServiceAccount's rights on the leaf and the
+// hub reader's on the hub.
+import { makeCerts } from '../../support/certs.ts';
+import { freePortOutsideEphemeralRange } from '../../support/free-port.ts';
+import { startServer, type RunningServer } from '../../support/process.ts';
+import { waitFor } from '../../support/wait-for.ts';
+import type { ControlPlane } from './control-plane.ts';
+import type { KubeClient } from './kube-client.ts';
+import { createConfiguration, createConnection, createHubIp, createWithStatus, foreignCluster, installCrds, liqoCrds } from './liqo.ts';
+import { pathOf, shippedManifests } from './objects.ts';
+import { CONVERGE } from './world-paths.ts';
+
+/** Namespaces, Liqo's CRDs on both, the hub's Configurations and IPs, the leaf's ForeignCluster, Configurations and Connection. */
+export async function seedDirectWorld(admin: KubeClient, hubAdmin: KubeClient): Promise<void> {
+  const crds = liqoCrds();
+  for (const name of ['demo', 'liqo-tenant-cluster1', 'liqo-tenant-cluster3']) {
+    await admin.ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  }
+  for (const name of ['demo', 'liqo-tenant-cluster2', 'liqo-tenant-cluster3', 'liqo-tenant-cluster4']) {
+    await hubAdmin.ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  }
+  await Promise.all([installCrds(admin, crds), installCrds(hubAdmin, crds)]);
+
+  // The hub: its views of both leaves (remapped: all clusters declare 10.200/16) and the IPAM records of the
+  // offloaded pods on them.
+  await createConfiguration(hubAdmin, { peer: 'cluster2', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.71.0.0/16', remoteExternalView: '10.81.0.0/16' });
+  await createConfiguration(hubAdmin, { peer: 'cluster3', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.72.0.0/16', remoteExternalView: '10.82.0.0/16' });
+  await createConfiguration(hubAdmin, { peer: 'cluster4', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.73.0.0/16', remoteExternalView: '10.83.0.0/16' });
+  await createHubIp(hubAdmin, { pod: 'web-1', ip: '10.72.0.11', allocated: '10.70.0.4' });
+  await createHubIp(hubAdmin, { pod: 'web-2', ip: '10.73.0.12', allocated: '10.70.0.5' });
+  await createHubIp(hubAdmin, { pod: 'api-1', ip: '10.72.0.21', allocated: '10.70.0.6' });
+  // The leaf: the hub's ForeignCluster, its Configurations for the hub and for cluster3 (its direct network), and
+  // its Connection to cluster3. None for cluster4.
+  const hubCluster = foreignCluster('cluster1');
+  await createWithStatus(admin, hubCluster.object, hubCluster.status);
+  await createConfiguration(admin, { peer: 'cluster1', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.201.0.0/16', remoteExternalView: '10.202.0.0/16' });
+  await createConfiguration(admin, { peer: 'cluster3', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.203.0.0/16', remoteExternalView: '10.204.0.0/16' });
+  await createConnection(admin, 'cluster3', 'Connected');
+}
+
+export interface ShippedWebhookOptions {
+  readonly leaf: ControlPlane;
+  readonly hub: ControlPlane;
+  /** Folders the caller removes when done (the serving certificate's is added). */
+  readonly made: string[];
+  /** Runs once the manifests are applied, before the webhook starts (e.g. wait until the API server uses them). */
+  readonly afterManifests?: () => Promise<void>;
+}
+
+/** The shipped manifests applied (the webhook configuration pointed at a local port), and `serve` run there until ready. */
+export async function startShippedWebhook(options: ShippedWebhookOptions): Promise<RunningServer> {
+  const { leaf, hub } = options;
+  const port = await freePortOutsideEphemeralRange();
+  const serving = makeCerts();
+  options.made.push(serving.dir);
+  for (const object of shippedManifests()) {
+    if (object.kind === 'CustomResourceDefinition') continue;
+    if (object.kind === 'MutatingWebhookConfiguration') {
+      for (const hook of object.webhooks as { clientConfig: Record<string, unknown> }[]) {
+        const { path } = hook.clientConfig.service as { path: string };
+        hook.clientConfig = { url: `https://127.0.0.1:${port}${path}`, caBundle: serving.ca.toString('base64') };
+      }
+    }
+    await leaf.admin.ok('POST', pathOf(object), object);
+  }
+  for (const object of shippedManifests('hub')) await hub.admin.ok('POST', pathOf(object), object);
+  await options.afterManifests?.();
+  const token = async (client: KubeClient, account: string) => (await client.ok<{ status: { token: string } }>('POST',
+    `/api/v1/namespaces/shortcut-webhook/serviceaccounts/${account}/token`,
+    { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } })).status.token;
+  const leafConfig = leaf.writeTokenKubeconfig('shortcut-webhook', await token(leaf.admin, 'shortcut-webhook'));
+  const hubConfig = hub.writeTokenKubeconfig('hub-reader', await token(hub.admin, 'shortcut-webhook-reader'));
+  const webhook = await startServer(['--port', String(port), '--tls-cert', serving.certFile, '--tls-key', serving.keyFile,
+    '--kubeconfig', leafConfig, '--shortcuts-kubeconfig', hubConfig, '--resync-interval', '0'],
+  { POD_NAMESPACE: 'shortcut-webhook', POD_NAME: 'webhook-0' });
+  await waitFor(async () => (await fetch(`http://127.0.0.1:${webhook.opsPort}/readyz`)).status === 200, { ...CONVERGE, description: 'the webhook is ready' });
+  return webhook;
+}
