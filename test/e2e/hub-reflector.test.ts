@@ -34,7 +34,7 @@ import {
 } from './support/hub.ts';
 import type { KubeClient, KubeObject, WatchEvent } from './support/kube-client.ts';
 import {
-  createConfiguration, createConnection, createHubIp, createWithStatus, foreignCluster, installCrds, liqoCrds,
+  createConfiguration, createConnection, createHubIp, createWithStatus, foreignCluster, installCrds, liqoCrds, shadowSlice,
   startLiqoWriter, type LiqoWriter,
 } from './support/liqo.ts';
 import { pathOf, shippedManifests } from './support/objects.ts';
@@ -362,5 +362,10 @@ describe(`the hub's writes from Liqo ${liqoVersion()}'s own EndpointSlice reflec
     assert.deepEqual(reflector!.failures(), []);
     assert.deepEqual(logRecords(webhook!).filter((r) => r.level === 'error' || r.level === 'fatal'), []);
   });
-});
 
+  test('a shadow labelled as the reflector\'s own with no hub slice behind it is deleted by the reflector: the emulation of support/virtual-kubelet.ts cannot share its namespace', async () => {
+    await admin.ok('POST', SHADOWS, shadowSlice({ name: 'orphan', addresses: [['10.200.0.77']], pods: ['orphan-0'] }));
+    await waitFor(async () => (await shadow('orphan')) === undefined, { ...CONVERGE, description: 'the reflector deleted the orphan shadow' });
+    assert.deepEqual(reflector!.failures(), []);
+  });
+});
