@@ -155,6 +155,11 @@ describe(`the hub's writes from Liqo ${liqoVersion()}'s own EndpointSlice reflec
     await hubAdmin.ok('POST', '/api/v1/nodes', hubNode(HUB_NODE));
     for (const cluster of ['cluster2', 'cluster3', 'cluster4']) await hubAdmin.ok('POST', '/api/v1/nodes', hubNode(`liqo-${cluster}`, cluster));
     await offloadNamespaces(hubAdmin, 'cluster2', ['demo']);
+    // The Services exist before the reflector starts: its informers list them before it handles any slice (the
+    // manager marks a namespace ready once every informer synced), so that it reads the direct-connections
+    // annotation from its first Handle on. A slice handled before its Service is cached is reflected as a plain one.
+    await hubAdmin.ok('POST', '/api/v1/namespaces/demo/services', hubService('stock'));
+    await hubAdmin.ok('POST', '/api/v1/namespaces/demo/services', hubService('web', { directConnections: true }));
     // The leaf: the hub's ForeignCluster, its Configurations for the hub and for cluster3 (its direct network), and
     // its Connection to cluster3. None for cluster4.
     const hubCluster = foreignCluster('cluster1');
@@ -216,7 +221,6 @@ describe(`the hub's writes from Liqo ${liqoVersion()}'s own EndpointSlice reflec
   });
 
   test('stock path: the leaf receives the address the hub\'s IPAM allocated, and the webhook resolves it into the leaf\'s direct network to the pod\'s cluster', async () => {
-    await hubAdmin.ok('POST', '/api/v1/namespaces/demo/services', hubService('stock'));
     await putHubSlice('stock-7f2k9', 'stock', [
       { address: '10.200.0.10', pod: 'web-0', node: HUB_NODE },
       { address: '10.72.0.21', pod: 'db-0', node: 'liqo-cluster3' },
@@ -282,17 +286,26 @@ describe(`the hub's writes from Liqo ${liqoVersion()}'s own EndpointSlice reflec
     assert.deepEqual(reflector!.failures(), []);
   });
 
-  test('direct connections: the reflector lists the peers\' addresses, the route repairs the shadow as Liqo writes it, and Liqo\'s writer writes the peer\'s endpoint into the leaf\'s view of it', async () => {
-    await hubAdmin.ok('POST', '/api/v1/namespaces/demo/services', hubService('web', { directConnections: true }));
-    await putHubSlice('web-x8d2q', 'web', [
-      { address: '10.200.0.10', pod: 'web-0', node: HUB_NODE },
-      { address: '10.72.0.11', pod: 'web-1', node: 'liqo-cluster3' },
-      { address: '10.73.0.12', pod: 'web-2', node: 'liqo-cluster4' },
-      { address: '10.71.0.40', pod: 'web-3', node: 'liqo-cluster2' },
-    ]);
-    // The reflector may handle the slice before its Service is in its cache, and reflect it first as a plain one (its
-    // IPs' addresses): the shadow is read once it carries the peers' data, as the hub wrote it.
-    const repaired = await untilShadow('web-x8d2q', 'the hub reflected the slice with direct connections', (stored) => stored.metadata?.annotations?.[SHADOW_ORIGINAL_DATA] !== undefined);
+  test('direct connections: the reflector lists the peers\' addresses, the route repairs the shadow as Liqo creates it, and Liqo\'s writer writes the peer\'s endpoint into the leaf\'s view of it', async () => {
+    const list = await admin.get<{ metadata: { resourceVersion: string } }>(SHADOWS);
+    const added: KubeObject[] = [];
+    const watch = await admin.watch(`${SHADOWS}?fieldSelector=metadata.name%3Dweb-x8d2q`, list.metadata.resourceVersion,
+      (event: WatchEvent) => { if (event.type === 'ADDED') added.push(event.object); });
+    try {
+      await putHubSlice('web-x8d2q', 'web', [
+        { address: '10.200.0.10', pod: 'web-0', node: HUB_NODE },
+        { address: '10.72.0.11', pod: 'web-1', node: 'liqo-cluster3' },
+        { address: '10.73.0.12', pod: 'web-2', node: 'liqo-cluster4' },
+        { address: '10.71.0.40', pod: 'web-3', node: 'liqo-cluster2' },
+      ]);
+      // Its log line comes after the create's answer, the watch's event after the store: both are waited for.
+      await waitFor(() => added.length > 0 && reflector!.writes('demo/web-x8d2q').created > 0, { ...CONVERGE, description: 'the hub created the shadow' });
+    } finally {
+      watch.stop();
+    }
+    // The shadow as first stored: the reflector's create, repaired by the route as it was made.
+    const repaired = added[0]!;
+    assert.equal(reflector!.writes('demo/web-x8d2q').created, 1);
     assert.equal(addressesOf(repaired), '[["10.200.0.10"],["10.200.0.11"],["10.70.0.5"]]', 'cluster3\'s pod at its own address, cluster4\'s on the hub path');
     const annotations = repaired.metadata?.annotations ?? {};
     assert.deepEqual(JSON.parse(annotations[DATA] ?? '{}'), { clusterAddresses: { cluster3: ['10.200.0.11'] } });
