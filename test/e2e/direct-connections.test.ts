@@ -380,11 +380,24 @@ describe(`Liqo ${liqoVersion()}'s direct connections on real Kubernetes ${kubern
       const copied = stored?.metadata?.annotations?.[SHADOW_ORIGINALS];
       return addressesOf(stored) === '[["10.203.0.21"]]' && copied === JSON.stringify({ '10.200.0.21': '10.72.0.21' }) ? stored : undefined;
     }, { ...CONVERGE, description: 'Liqo wrote the slice from the repaired shadow' });
-    // The flap moved web and web-2 too: after each patch of our controller the hub's PUT stores one more version (it
-    // takes the patched fields over in managedFields, nothing else), so the window opens once every shadow had it.
-    await waitFor(async () => (await admin.get<{ items: KubeObject[] }>(SHADOWS)).items
-      .every((stored) => JSON.stringify(managersOf(stored)) === '["reflection.liqo.io/Update"]'),
-    { ...CONVERGE, description: 'the hub\'s PUT after each of our patches' });
+    // The flap moved web and web-2 too, each through our controller's patch of its shadow (Liqo's writer then rewrites
+    // the slice) and the hub's PUT after it, which stores one more version (it takes the patched fields over in
+    // managedFields, nothing else). The window opens once every shadow and slice of demo is back in its direct form
+    // and every shadow has had that PUT.
+    const settledShadows: Record<string, string> = {
+      web: '[["10.200.0.10"],["10.200.0.11"],["10.70.0.5"]]', 'web-2': '[["10.200.0.10"],["10.200.0.11"],["10.70.0.5"]]', flip: '[["10.200.0.21"]]',
+    };
+    const settledSlices: Record<string, string> = {
+      web: '[["10.201.0.10"],["10.203.0.11"],["10.202.0.5"]]', 'web-2': '[["10.201.0.10"],["10.203.0.11"],["10.202.0.5"]]', flip: '[["10.203.0.21"]]',
+    };
+    await waitFor(async () => {
+      // A list's items carry no kind.
+      const shadows = (await admin.get<{ items: KubeObject[] }>(SHADOWS)).items.map((item) => ({ ...item, kind: 'ShadowEndpointSlice' }));
+      const slices = (await admin.get<{ items: KubeObject[] }>(SLICES)).items;
+      return shadows.length === 3 && shadows.every((stored) => addressesOf(stored) === settledShadows[stored.metadata?.name ?? '']
+        && JSON.stringify(managersOf(stored)) === '["reflection.liqo.io/Update"]')
+        && slices.length === 3 && slices.every((stored) => addressesOf(stored) === settledSlices[stored.metadata?.name ?? '']);
+    }, { ...CONVERGE, description: 'every shadow and slice of demo direct again, and the hub\'s PUT after each of our patches' });
     const watched = await watchBoth();
     try {
       await new Promise((resolve) => setTimeout(resolve, QUIET_WINDOW_MS / 2));
