@@ -3,9 +3,12 @@
 // installs them (manifests/ on the leaf, manifests/hub/ on the hub), the real `shortcut-webhook serve` process running
 // with the shipped ServiceAccount's rights on the leaf and reading the hub's FCCs with the hub reader's, and Liqo's own
 // leaf writer (liqo-writer: Liqo v1.2.0's shadowendpointslice-controller) turning ShadowEndpointSlices into the leaf's
-// EndpointSlices. The tests write ShadowEndpointSlices as the hub's virtual kubelet would; Liqo's writer creates and
-// server-side-applies the slices, the API server calls the webhook, applies its patches, validates and stores the
-// result; the tests judge what it stored. Each test builds on the state the previous one left, in order.
+// EndpointSlices. The tests write ShadowEndpointSlices as the hub's virtual kubelet would (the FCC path's shape, a hub
+// that reflects hub-view addresses, is no Liqo code's; the stock-path test shares their namespace, where Liqo's own
+// reflector would delete shadows it did not forge, so it writes them too: hub-reflector.test.ts runs the stock path
+// against Liqo's reflector itself); Liqo's writer creates and server-side-applies the slices, the API server calls the
+// webhook, applies its patches, validates and stores the result; the tests judge what it stored. Each test builds on
+// the state the previous one left, in order.
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';

@@ -21,6 +21,7 @@ interface Resource { readonly plural: string; readonly namespaced: boolean }
 const resources: Record<string, Resource> = {
   'apiextensions.k8s.io/v1/CustomResourceDefinition': { plural: 'customresourcedefinitions', namespaced: false },
   'v1/Namespace': { plural: 'namespaces', namespaced: false },
+  'v1/Node': { plural: 'nodes', namespaced: false },
   'v1/ServiceAccount': { plural: 'serviceaccounts', namespaced: true },
   'v1/Service': { plural: 'services', namespaced: true },
   'v1/Secret': { plural: 'secrets', namespaced: true },
@@ -40,6 +41,7 @@ const resources: Record<string, Resource> = {
   'ipam.liqo.io/v1alpha1/IP': { plural: 'ips', namespaced: true },
   'core.liqo.io/v1beta1/ForeignCluster': { plural: 'foreignclusters', namespaced: false },
   'offloading.liqo.io/v1beta1/ShadowEndpointSlice': { plural: 'shadowendpointslices', namespaced: true },
+  'offloading.liqo.io/v1beta1/NamespaceMap': { plural: 'namespacemaps', namespaced: true },
 };
 
 /** The collection path of an object's kind (in its namespace), or with `name` the object's own path. */

@@ -7,6 +7,11 @@
 // The reflector handles a slice again on every event of its shadow (its informer on the remote shadows, line 95):
 // `follow()` does the same, so a write to a shadow by anyone else meets the hub's PUT, as it does on a real leaf.
 // The tests hand the forged copy over (support/liqo.ts `shadowSlice`); nothing of the hub's own forging is needed.
+// Liqo's own reflector (hub-reflector/, support/hub.ts, hub-reflector.test.ts) writes the shapes Liqo writes; this
+// emulation stays where a test needs a shadow no Liqo code writes (a hub that reflects hub-view addresses, the fork's
+// FCC path; a malformed data annotation) or one exact write at one moment. The two cannot share a namespace: Liqo's
+// reflector deletes a shadow labelled as its own (origin, destination, managed-by) whose hub slice it does not have, as
+// soon as it sees it (endpointslice.go lines 148, 184-189; hub-reflector.test.ts shows it).
 import type { KubeClient, KubeObject, WatchEvent } from './kube-client.ts';
 import { pathOf } from './objects.ts';
 
