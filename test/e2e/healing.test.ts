@@ -263,7 +263,7 @@ describe(`healing and fencing with two replicas: Liqo ${liqoVersion()}'s leaf wr
     for (const watch of watches) watch.stop();
     reflector?.stop();
     for (const server of replicas.values()) {
-      // A stopped child ignores SIGKILL until continued on some systems' views of it: continue it first.
+      // A child a failed test left stopped is continued first, then killed: no process outlives the suite, stopped or not.
       if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGCONT');
       await killServer(server);
     }
