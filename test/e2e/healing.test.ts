@@ -455,5 +455,33 @@ describe(`healing and fencing with two replicas: Liqo ${liqoVersion()}'s leaf wr
     assert.ok(patchedLines(replica(successor)) > 0, 'the new leader moved them');
     assert.deepEqual(reflector!.failures, []);
     for (const server of replicas.values()) assert.deepEqual(logRecords(server).filter((r) => r.level === 'error' || r.level === 'fatal'), []);
+    leader = successor;
+  });
+
+  test('a leader killed (SIGKILL): the resumed replica takes over once the Lease expires, and keeps the stored objects as the view says', async () => {
+    const killed = replica(leader);
+    const heir = replica(other(leader));
+    const ledBefore = logRecords(heir).filter((r) => r.msg === 'became the controller leader').length;
+    killed.child.kill('SIGKILL');
+    const killedAt = Date.now();
+    await killed.exited;
+    await waitFor(async () => (await holder()) === other(leader), { timeoutMs: TAKEOVER_BOUND_MS, intervalMs: 200, description: 'the other replica holds the Lease' });
+    const takeoverMs = Date.now() - killedAt;
+    await waitFor(() => logRecords(heir).filter((r) => r.msg === 'became the controller leader').length > ledBefore,
+      { ...CONVERGE, description: 'the heir says it leads' });
+    // Reviews go to the live replica only: nothing is written while the balancer could still pick the dead one.
+    await waitFor(() => ready.get(killed.webhookPort) === false, { ...CONVERGE, description: 'the killed replica is not ready' });
+    const changedAt = Date.now();
+    await setTunnel('Error');
+    await waitFor(() => asTheViewSays('error'), { ...CONVERGE, description: 'the heir moved cluster3\'s endpoints to the hub path' });
+    const movedMs = Date.now() - changedAt;
+    await setTunnel('Connected');
+    await waitFor(() => asTheViewSays('connected'), { ...CONVERGE, description: 'back in the direct network' });
+    await quiet('nothing rewrites once back in the direct network');
+    await caughtUp();
+    process.stdout.write(`# SIGKILL: takeover ${takeoverMs} ms after the kill; endpoints moved by the heir ${movedMs} ms after the Connection went Error\n`);
+    assert.ok(await asTheViewSays('connected'), 'converged back');
+    assert.equal(await holder(), other(leader));
+    assert.deepEqual(reflector!.failures, []);
   });
 });
