@@ -10,7 +10,8 @@
 // balancer, as through a Service (a readiness poll decides which replica takes new connections); the test can make
 // the balancer refuse and cut every connection: the API server then fails open (failurePolicy Ignore) on every write,
 // as with replicas frozen or cut off. A watch records every stored version of the leaf's shadows and slices in demo.
-// Each test builds on the state the previous one left, in order.
+// Then a leader frozen past its Lease (SIGSTOP, SIGCONT), and a leader killed (SIGKILL). Each test builds on the state
+// the previous one left, in order.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -439,6 +440,8 @@ describe(`healing and fencing with two replicas: Liqo ${liqoVersion()}'s leaf wr
     assert.ok(order.includes('paused'), 'the pause detector saw the freeze');
     assert.equal(patchedLines(frozen), writesBefore, 'the resumed replica wrote nothing');
     assert.equal(await holder(), successor, 'the Lease still names the other replica');
+    // Ordered by resourceVersion: opaque to clients in general, but here one etcd stores the Connection, the shadows and
+    // the slices, and its revision orders every write.
     const since = versions.filter((v) => v.rv > erroredRv && v.type !== 'DELETED');
     const wrong = since.filter((v) => outOfStep(v.kind, v.addresses, 'error'));
     assert.deepEqual(wrong, [], `every version stored since the Connection went Error is one the view allows; failed open ${failedOpenBefore} -> ${await failedOpen()}; `
