@@ -72,7 +72,7 @@ export const VERSION_FLAGS = {
 /** The flags the live commands (explain, status) share with serve: where the leaf and the shortcuts are read. */
 const LIVE_VIEW_FLAGS = {
   kubeconfig: { type: 'string', value: 'FILE', help: 'kubeconfig of the leaf (default: KUBECONFIG, then in-cluster)' },
-  'shortcuts-kubeconfig': { type: 'string', value: 'FILE', help: 'read ForeignClusterConnections on this cluster instead (e.g. the hub), and the hub\'s Liqo IPs and Configurations there, as serve does' },
+  'shortcuts-kubeconfig': { type: 'string', value: 'FILE', help: 'read ForeignClusterConnections, and the hub\'s Liqo IPs and Configurations, on this cluster (the hub) instead of the leaf, as serve does' },
   'shortcuts-namespace': { type: 'string', value: 'NS', help: 'read ForeignClusterConnections in this namespace only (default: all)' },
   'cluster-id': { type: 'string', value: 'ID', help: 'local cluster ID for slices without offloading.liqo.io/destination' },
 } as const satisfies FlagTable;

@@ -1,22 +1,16 @@
 // Composition root of `serve`: config -> view -> apps -> listen; signals. The only place the server is started.
 import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { buildOpsApp, buildWebhookApp, type WebhookApp } from '../app.ts';
 import { EXIT_INVALID_INPUT, EXIT_OK } from '../cli.ts';
 import type { ServeConfig } from '../config.ts';
-import type { ForeignClusterConnection } from '../core/fcc.ts';
-import { localClusters, localStates, viewNotes } from '../core/local-clusters.ts';
-import { pairChanges } from '../core/pair-changes.ts';
-import { describeState, notThisCluster, type PairState } from '../core/pairs.ts';
-import type { Snapshot } from '../core/snapshot.ts';
-import type { LeaderElector } from '../controller/leader.ts';
-import type { EventRecorder, ObjectReference } from '../kube/events.ts';
-import type { SliceReconciler } from '../controller/reconciler.ts';
+import { localStates } from '../core/local-clusters.ts';
+import type { ControllerManager } from '../controller/manager.ts';
 import type { ReloadingKubeConfig } from '../kube/reloading-config.ts';
 import { inCluster } from '../kube/in-cluster.ts';
 import { createLogger, type Logger } from '../log.ts';
 import { Metrics } from '../metrics.ts';
 import { trackDrain } from '../server/drain.ts';
+import { Readiness } from '../server/readiness.ts';
 import { developmentTls } from '../dev-tls.ts';
 import { buildInfo, userAgent } from '../version.ts';
 import { CertificateWatcher, secureContextOptions } from '../tls.ts';
@@ -27,68 +21,7 @@ import type { ClusterShortcutSource } from '../view/cluster-source.ts';
 import type { SourceFailure } from '../view/list-watch.ts';
 import { FileShortcutSource } from '../view/file-source.ts';
 import { SnapshotStore } from '../view/shortcut-view.ts';
-
-/** Logs each FCC whose state changed for a local cluster, once per change. */
-function pairLogger(logger: Logger, clusterId: string | undefined): (snapshot: Snapshot) => void {
-  let previous = new Map<string, readonly PairState[]>();
-  return (snapshot) => {
-    const next = new Map<string, readonly PairState[]>();
-    // FCCs by reference, made only when some FCC left a cluster's list: one pass, however many left.
-    let present: ReadonlyMap<string, ForeignClusterConnection> | undefined;
-    for (const cluster of localClusters(snapshot, clusterId)) {
-      // Only FCCs naming this cluster: in a mesh of leaves the others are thousands of not-this-cluster lines.
-      const { states } = snapshot.forCluster(cluster);
-      next.set(cluster, states);
-      for (const change of pairChanges(previous.get(cluster) ?? [], states)) {
-        const { after } = change;
-        const context = { cluster, fcc: change.fcc, before: change.before ?? null, version: snapshot.version };
-        if (after === undefined) {
-          // Still in the source, but naming other clusters now: that is a reason (not-this-cluster), said as one.
-          present ??= new Map(snapshot.fccs.map((fcc) => [fcc.ref, fcc]));
-          const moved = present.get(change.fcc);
-          if (moved === undefined) logger.info(context, 'shortcut gone');
-          else {
-            const { reason, detail } = notThisCluster(moved, cluster);
-            logger.warn({ ...context, reason, detail }, 'shortcut unusable');
-          }
-        } else if (after.usable) logger.info({ ...context, pair: describeState(after) }, 'shortcut usable');
-        else logger.warn({ ...context, reason: after.reason, detail: after.detail }, 'shortcut unusable');
-      }
-    }
-    previous = next;
-  };
-}
-
-/** Logs the leaf's direct network to each of the hub's peers (the stock path) once per change. */
-function directNetworkLogger(logger: Logger): (snapshot: Snapshot) => void {
-  let previous = new Map<string, string>();
-  return (snapshot) => {
-    const next = new Map<string, string>();
-    for (const { peer, state, detail } of snapshot.directNetworks) {
-      next.set(peer, state);
-      if (previous.get(peer) === state) continue;
-      const context = { peer, state, detail, version: snapshot.version };
-      if (state === 'direct') logger.info(context, 'direct network usable: hub addresses of its pods are resolved');
-      else logger.warn(context, 'no direct network: hub addresses of its pods stay');
-    }
-    previous = next;
-  };
-}
-
-/**
- * Says once, and again only when it changes, that nothing can be rewritten (the source holds no FCC, or none names
- * the configured cluster): the first thing to check when a webhook is up and nothing changes.
- */
-function notesLogger(logger: Logger, view: { isSynced(): boolean }, clusterId: string | undefined): (snapshot: Snapshot) => void {
-  let previous = '';
-  return (snapshot) => {
-    const notes = viewNotes(snapshot, clusterId, view.isSynced());
-    const key = notes.join('\n');
-    if (key === previous) return;
-    previous = key;
-    for (const note of notes) logger.warn({ version: snapshot.version }, note);
-  };
-}
+import { logViewChanges } from '../view/view-log.ts';
 
 /**
  * The local cluster (Liqo Connections, the controller) and the cluster holding the FCCs. In file mode KUBECONFIG is
@@ -106,32 +39,12 @@ async function kubeConfigsFor(config: ServeConfig, env: NodeJS.ProcessEnv, logge
   return { local, shortcuts };
 }
 
-/**
- * Says when the view turns stale and when it is live again, once each, and on turning stale calls `onStale` (the
- * API server's open connections are sent away: see Drain.goAway).
- */
-function staleTransitions(logger: Logger, onStale: () => void): (stale: SourceFailure | undefined) => void {
-  let was = false;
-  return (stale) => {
-    if ((stale !== undefined) === was) return;
-    was = stale !== undefined;
-    if (stale !== undefined) {
-      logger.error({ since: new Date(stale.since).toISOString(), err: stale.problem },
-        'shortcut view stale: not ready, so that reviews go to replicas whose view is live');
-      onStale();
-    } else logger.info('shortcut view live again: ready');
-  };
-}
-
 /** A source's failure as /debug/pairs shows it. */
 function failingReport(failure: SourceFailure | undefined): FailingReport | null {
   return failure === undefined ? null : { since: new Date(failure.since).toISOString(), problem: failure.problem };
 }
 
-/** How often staleness is checked between readiness probes, so the transition is acted on when it happens. */
-const STALE_CHECK_MS = 1000;
 
-const LEASE_NAME = 'shortcut-webhook-controller';
 /** Below the Deployment's 30 s grace period minus its 5 s preStop pause, so the exit is ours and not a SIGKILL. */
 const SHUTDOWN_DEADLINE_MS = 20_000;
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -144,16 +57,6 @@ function podNamespace(env: NodeJS.ProcessEnv): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/**
- * The Deployment that runs this pod, which Events regard where a peer has no Liqo object on the leaf: a
- * Deployment's pods are named `<deployment>-<pod-template-hash>-<suffix>`.
- */
-function deploymentOf(podName: string | undefined, namespace: string): ObjectReference | undefined {
-  const parts = (podName ?? '').split('-');
-  if (parts.length < 3) return undefined;
-  return { apiVersion: 'apps/v1', kind: 'Deployment', namespace, name: parts.slice(0, -2).join('-') };
 }
 
 /** `::` reaches IPv6-only and dual-stack pods alike; a kernel without IPv6 refuses it, and then IPv4 will do. */
@@ -225,9 +128,7 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
   metrics.trackView(store);
   store.subscribe((snapshot) => metrics.setPairStates(localStates(snapshot, config.clusterId)));
   store.subscribe((snapshot) => metrics.hubIps.set(snapshot.hub.known ? snapshot.hub.ips.size : 0));
-  store.subscribe(pairLogger(logger, config.clusterId));
-  store.subscribe(notesLogger(logger, store, config.clusterId));
-  store.subscribe(directNetworkLogger(logger));
+  logViewChanges(store, logger, config.clusterId);
 
   let tlsFiles;
   try {
@@ -306,73 +207,28 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
     sources = () => [{ files: { shortcuts: config.shortcuts, hub: config.hub }, failing: failingReport(fileSource.failing()) }];
     logger.info({ paths: config.shortcuts, hub: config.hub }, 'reading ForeignClusterConnections from files');
   }
-  let controller: SliceReconciler | undefined;
-  let elector: LeaderElector | undefined;
-  let recorder: EventRecorder | undefined;
+  let controller: ControllerManager | undefined;
   if (!config.controller) logger.info('controller off (--no-controller)');
   else if (local === undefined) logger.info('controller off: no local cluster API to reconcile stored slices with (file mode without --kubeconfig)');
   else {
-    const [{ LeaderElector }, { SliceReconciler }, { STORED_KINDS }, { PeerEvents }, { EventRecorder, peerObject }] = await Promise.all([
-      import('../controller/leader.ts'), import('../controller/reconciler.ts'), import('../controller/kinds.ts'),
-      import('../controller/peer-events.ts'), import('../kube/events.ts')]);
-    const namespace = podNamespace(env);
-    const identity = env.POD_NAME || `${hostname()}-${process.pid}`;
-    const leaderElector = namespace === undefined ? undefined : new LeaderElector({
-      config: local, namespace, name: LEASE_NAME, identity, logger,
-      onChange: (leader) => { if (leader) controller?.trigger('became the leader', 0); },
-    });
-    if (leaderElector === undefined) logger.info('no POD_NAMESPACE: no leader election, this replica reconciles alone');
-    elector = leaderElector;
-    const localConfig = local;
-    recorder = new EventRecorder({ config: localConfig, logger, instance: identity });
-    const deployment = namespace === undefined ? undefined : deploymentOf(env.POD_NAME, namespace);
-    const peers = new PeerEvents({
-      clusterId: config.clusterId, events: recorder, metrics, logger,
-      isLeader: () => leaderElector?.isLeader() ?? true,
-      regarding: (peer) => peerObject(localConfig, peer, deployment),
-    });
-    store.subscribe((snapshot) => { if (store.isSynced()) peers.observe(snapshot); });
-    controller = new SliceReconciler({
-      onPassDone: (pass) => peers.passDone(pass),
-      config: local, view: store, clusterId: config.clusterId, logger, metrics, resyncIntervalMs: config.resyncIntervalMs, resources: STORED_KINDS,
-      maxConcurrentWrites: config.maxConcurrentPatches, maxWritesPerSecond: config.maxPatchesPerSecond,
-      ...(leaderElector === undefined ? {} : { isLeader: () => leaderElector.isLeader() }),
-      ...(config.watchTimeoutSeconds === undefined ? {} : { watchTimeoutSeconds: config.watchTimeoutSeconds }),
+    const { ControllerManager } = await import('../controller/manager.ts');
+    controller = new ControllerManager({
+      config: local, store, logger, metrics, clusterId: config.clusterId, namespace: podNamespace(env), podName: env.POD_NAME,
+      resyncIntervalMs: config.resyncIntervalMs, maxConcurrentPatches: config.maxConcurrentPatches, maxPatchesPerSecond: config.maxPatchesPerSecond,
+      watchTimeoutSeconds: config.watchTimeoutSeconds,
     });
   }
 
-  let stopping = false;
   let sendAway = () => {};
-  const sayStale = staleTransitions(logger, () => sendAway());
-  /** The view's source failing for longer than --stale-view-after (see STALE_VIEW_AFTER_MS for why that long). */
-  const staleness = (): string[] => {
-    const failure = failing();
-    const stale = failure !== undefined && config.staleViewAfterMs > 0 && Date.now() - failure.since >= config.staleViewAfterMs ? failure : undefined;
-    sayStale(stale);
-    if (stale === undefined) return [];
-    const seconds = Math.round((Date.now() - stale.since) / 1000);
-    return [`shortcut view stale: every read of ${stale.source ?? sourceName} has failed for ${seconds} s (${stale.problem})`];
-  };
-  /** Not synced, and why when the source has said (a path that is missing, a list refused): the log is not the only place. */
-  const notSynced = (): string[] => {
-    if (store.isSynced()) return [];
-    const failure = failing();
-    return [failure === undefined ? 'shortcut view not synced yet' : `shortcut view not synced yet: ${failure.problem}`];
-  };
-  const readiness = (): string[] => [
-    ...notSynced(),
-    ...staleness(),
-    // Reviews would use the view from before the pause: other replicas take them until every source has listed again.
-    ...(store.isLapsed() ? ['shortcut view lapsed after a pause of the process: every source is listing again'] : []),
-    ...(certificates.current() === undefined ? ['serving certificate not loaded'] : []),
-    ...(stopping ? ['shutting down'] : []),
-  ];
+  const readiness = new Readiness({
+    view: store, logger, failing, sourceName, staleViewAfterMs: config.staleViewAfterMs,
+    certificateLoaded: () => certificates.current() !== undefined, onStale: () => sendAway(),
+  });
   webhook = buildWebhookApp({ view: store, metrics, logger, clusterId: config.clusterId, tls });
   const drain = trackDrain(webhook);
   sendAway = () => drain.goAway();
-  const staleCheck = setInterval(() => staleness(), STALE_CHECK_MS);
-  staleCheck.unref();
-  const ops = buildOpsApp({ view: store, metrics, logger, readiness, clusterId: config.clusterId, sources });
+  readiness.start();
+  const ops = buildOpsApp({ view: store, metrics, logger, readiness: () => readiness.reasons(), clusterId: config.clusterId, sources });
   const stopSignal = signalled((signal) => logger.debug({ signal }, 'already shutting down'));
   // Which flag to change when a port is taken: the message of EADDRINUSE alone names only the address.
   let listening = '--ops-port';
@@ -383,7 +239,7 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
   } catch (error) {
     const busy = typeof error === 'object' && error !== null && 'code' in error && error.code === 'EADDRINUSE';
     logger.fatal({ err: errorMessage(error), ...(busy ? { hint: `the port is in use: choose another with ${listening}` } : {}) }, 'cannot listen');
-    clearInterval(staleCheck);
+    readiness.shuttingDown();
     await Promise.allSettled([webhook.close(), ops.close()]);
     certificates.stop();
     stopSignal.release();
@@ -403,7 +259,6 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
   });
   pauses.start();
   await source.start();
-  elector?.start();
   controller?.start();
   logger.info({
     version: build.version, commit: build.commit ?? null, webhook: webhook.addresses(), ops: ops.addresses(), source: config.source,
@@ -411,8 +266,7 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
   }, 'serving');
 
   const signal = await stopSignal.first;
-  stopping = true;
-  clearInterval(staleCheck);
+  readiness.shuttingDown();
   logger.info({ signal }, 'shutting down: finishing in-flight reviews');
   drain.closeSessions();
   const drained = await Promise.race([
@@ -422,8 +276,6 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
   if (!drained) logger.warn({ deadlineMs: SHUTDOWN_DEADLINE_MS }, 'reviews still open at the shutdown deadline, stopping anyway');
   pauses.stop();
   await controller?.stop();
-  await recorder?.flush();
-  await elector?.stop();
   await source.stop();
   local?.close();
   shortcuts?.close();

@@ -79,13 +79,13 @@ const DIRECT_REASONS: ReadonlySet<AddressTrace['reason']> = new Set(['rewritten'
 /** The reason an address of an EndpointSlice is where it is: the unusable FCC's reason, or the stock path's, or the trace's. */
 function sliceReason(trace: AddressTrace, explained: { readonly reason: string }): string {
   if (trace.stock !== undefined) return trace.stock.reason;
-  if (trace.hub !== undefined) return trace.reason;
+  if (trace.hub !== undefined || trace.reason === 'not-hub-external') return trace.reason;
   const blocked = explained.reason.startsWith(`${trace.reason}: `) ? explained.reason.slice(trace.reason.length + 2) : undefined;
   return blocked ?? trace.reason;
 }
 
 /** Reasons of an address the EndpointSlice route has no rule for: it is where Liqo put it. */
-const LEFT_ALONE: ReadonlySet<AddressTrace['reason']> = new Set(['no-fcc', 'no-pair']);
+const LEFT_ALONE: ReadonlySet<AddressTrace['reason']> = new Set(['no-fcc', 'not-hub-external', 'no-pair']);
 
 /**
  * An address Liqo itself put in the leaf's view of a peer's pods (its direct connections, from a repaired shadow):
