@@ -16,12 +16,13 @@ import { namespacedName } from '../core/object-name.ts';
 import type { ShortcutView } from '../view/shortcut-view.ts';
 import { ENDPOINT_SLICES } from './endpoint-slices.ts';
 import type { PlannedWrite, Resource } from './resource.ts';
-import { clientNodeStoredObjects, type StoredObjects } from './stored-objects.ts';
+import { leanStoredObjects } from './lean-stored-objects.ts';
+import type { StoredObjects } from './stored-objects.ts';
 import { TokenBucket, type Sleep } from './token-bucket.ts';
 
 export interface ReconcilerOptions {
   readonly config: KubeConfig;
-  /** The requests the controller makes (default: client-node's, from `config`). */
+  /** The requests the controller makes (default: the lean client's, from `config`). */
   readonly storedObjects?: StoredObjects;
   readonly view: ShortcutView;
   readonly clusterId: string | undefined;
@@ -111,7 +112,7 @@ export class SliceReconciler {
   private readonly sleep: Sleep;
 
   constructor(private readonly options: ReconcilerOptions) {
-    this.api = options.storedObjects ?? clientNodeStoredObjects(options.config);
+    this.api = options.storedObjects ?? leanStoredObjects(options.config);
     this.resources = options.resources ?? [ENDPOINT_SLICES];
     this.bucket = new TokenBucket(options.maxWritesPerSecond ?? DEFAULT_MAX_PATCHES_PER_SECOND);
     this.sleep = options.sleep ?? realSleep;
