@@ -66,16 +66,18 @@ function statusMessage(status: number, text: string): { message: string; reason:
   return { message: line === '' ? `HTTP ${status}` : line, reason: undefined };
 }
 
+/**
+ * The body as text, decoded as it arrives: a list page of 500 slices is a few MB, and Buffers kept to be joined at the
+ * end would be held outside V8's heap (external memory, freed only by a full collection) and copied twice.
+ */
 function readBody(response: IncomingMessage, limit: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let length = 0;
-    response.on('data', (chunk: Buffer) => {
-      if (length >= limit) return;
-      chunks.push(chunk);
-      length += chunk.length;
+    let text = '';
+    response.setEncoding('utf8');
+    response.on('data', (chunk: string) => {
+      if (text.length < limit) text += chunk;
     });
-    response.on('end', () => resolve(Buffer.concat(chunks, length).toString('utf8')));
+    response.on('end', () => resolve(text));
     response.on('error', reject);
   });
 }
