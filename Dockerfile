@@ -6,7 +6,7 @@
 #
 # (podman build and buildah bud take the same arguments; docs/deploy.md shows the push, .ci/image the build CI runs.)
 #
-# Stages: `build` bundles src/ with esbuild (build/bundle.js; the Kubernetes client stays external), `deps` installs
+# Stages: `build` bundles src/ with esbuild (build/bundle.js; three packages of the Kubernetes client stay external), `deps` installs
 # production dependencies only, and the final stage copies the two onto a base image with no shell and no package
 # manager.
 
@@ -36,7 +36,7 @@ COPY tsconfig.json ./
 COPY build ./build
 COPY src ./src
 # build/bundle.js is the checkout's `prepare` step too: one ES module per command (main.ts's dynamic imports split
-# them), packages bundled but the Kubernetes client, source maps. No tsx at run time (tsx would also want to write a
+# them), packages bundled but node-fetch, ws and debug, source maps. No tsx at run time (tsx would also want to write a
 # cache under /tmp, and the root filesystem is read-only).
 ARG SOURCE_COMMIT
 RUN SOURCE_COMMIT="${SOURCE_COMMIT}" node build/bundle.js --outdir dist
@@ -47,8 +47,8 @@ COPY package.json package-lock.json .npmrc ./
 RUN --mount=type=secret,id=ca-certificates --mount=type=cache,target=/root/.npm,sharing=locked \
     if [ -s /run/secrets/ca-certificates ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca-certificates; fi \
   && npm ci --omit=dev --ignore-scripts --no-audit --no-fund
-# The bundle holds every package but the ones build/bundle.js keeps external (the Kubernetes client): only those and
-# their dependencies stay (tsx, esbuild, fastify, pino, prom-client, yaml and node_modules/.bin go).
+# The bundle holds every package but the ones build/bundle.js keeps external (node-fetch, ws, debug): only those and
+# their dependencies stay (the Kubernetes client, tsx, esbuild, fastify, pino, prom-client, yaml and node_modules/.bin go).
 COPY build/runtime-modules.js ./build/
 COPY --from=build /src/dist/modules.json ./dist/
 RUN node build/runtime-modules.js --modules dist/modules.json --node-modules node_modules

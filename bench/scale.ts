@@ -8,7 +8,8 @@
 //     after, at 1, 2, 4, 8, 12 and 16 requests in flight (cycling over the slices), in two rounds of BENCH_FLOOR_SECONDS
 //     each (4 unless told), the second in the reverse order so that a drift of the machine's load falls on all alike;
 //     each level's rate is its two rounds' total, and the best of them is the floor;
-//   - the product's CPU (user + system, /proc/<pid>/stat) per slice in each pass and in the floor (webhook only).
+//   - the product's CPU (user + system, /proc/<pid>/stat) per slice in each pass and in the floor (webhook only), and
+//     from the two the controller's own CPU per slice (the pass's less the review's), against the review's.
 // Prints one JSON line.
 import { cpuSeconds, FCC_PATH, rawClient, rss, startBench } from './control-plane.ts';
 import { sliceObject } from '../test/support/builders.ts';
@@ -125,6 +126,10 @@ try {
   client.close();
   const fccs = await bench.admin.get<{ items: unknown[] }>(FCC_PATH);
   const rate = (seconds: number) => round(SLICES / seconds, 1);
+  // The pass's CPU is the controller's and the webhook's: each of its patches is reviewed by the same process. The
+  // floor's CPU per patch is the review alone, so what is left is the controller's own cost of a slice.
+  const controllerCpu = (cpuMsPerSlice: number) => round(Math.max(0, cpuMsPerSlice - best.cpuMsPerSlice), 3);
+  const slowerPass = Math.min(rate(down.seconds), rate(up.seconds));
   console.log(JSON.stringify({
     slices: SLICES, endpoints: ENDPOINTS, fccs: fccs.items.length,
     nodeFlags: product.nodeFlags, nodeOptions: product.nodeOptions,
@@ -135,6 +140,9 @@ try {
     up: { seconds: round(up.seconds, 2), perSecond: rate(up.seconds), cpuMsPerSlice: up.cpuMsPerSlice, pass: up.record },
     floor, floorInFlight: best.inFlight, floorSeconds: round(SLICES / best.perSecond, 2), floorPerSecond: best.perSecond,
     floorCpuMsPerSlice: best.cpuMsPerSlice, noWebhookPerSecond,
+    controllerCpuMsPerSlice: Math.max(controllerCpu(down.cpuMsPerSlice), controllerCpu(up.cpuMsPerSlice)),
+    controllerCpuToReview: best.cpuMsPerSlice > 0 ? round(Math.max(controllerCpu(down.cpuMsPerSlice), controllerCpu(up.cpuMsPerSlice)) / best.cpuMsPerSlice, 3) : 0,
+    passToFloor: round(slowerPass / best.perSecond, 3),
   }));
 } finally {
   await bench.close();

@@ -14,8 +14,8 @@ export const ENDPOINT_SLICES = defineResource<SliceWrite>({
   optional: false,
   plan: (item, { snapshot, clusterId }) => planSlice(item, snapshot, { clusterId }),
   patched: (write, { logger, metrics }) => {
-    logger.info({ slice: namespacedName(write.namespace, write.name), changes: describeEdits(write.rewrite.edits) }, 'stored slice patched');
-    metrics.observeEdits(write.rewrite.edits);
+    logger.info({ slice: namespacedName(write.namespace, write.name), changes: describeEdits(write.edits) }, 'stored slice patched');
+    metrics.observeEdits(write.edits);
   },
   counted: (result, metrics) => metrics.slicesReconciled.inc({ result }),
 });

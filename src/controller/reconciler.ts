@@ -16,15 +16,16 @@ import { localClusters } from '../core/local-clusters.ts';
 import type { ShortcutView } from '../view/shortcut-view.ts';
 import { ENDPOINT_SLICES } from './endpoint-slices.ts';
 import { Healer } from './healer.ts';
+import { leanStoredObjects } from './lean-stored-objects.ts';
 import type { PassSummary } from './peer-events.ts';
 import type { Resource } from './resource.ts';
-import { clientNodeStoredObjects, type StoredObjects } from './stored-objects.ts';
+import type { StoredObjects } from './stored-objects.ts';
 import type { Sleep } from './token-bucket.ts';
 import { Fenced, StoredWriter, type FenceReason } from './writer.ts';
 
 export interface ReconcilerOptions {
   readonly config: KubeConfig;
-  /** The requests the controller makes (default: client-node's, from `config`). */
+  /** The requests the controller makes (default: the lean client's, from `config`). */
   readonly storedObjects?: StoredObjects;
   readonly view: ShortcutView;
   readonly clusterId: string | undefined;
@@ -118,7 +119,7 @@ export class SliceReconciler {
   private readonly absent = new Set<Resource>();
 
   constructor(private readonly options: ReconcilerOptions) {
-    this.api = options.storedObjects ?? clientNodeStoredObjects(options.config);
+    this.api = options.storedObjects ?? leanStoredObjects(options.config);
     this.resources = options.resources ?? [ENDPOINT_SLICES];
     const planNow = (resource: Resource, item: unknown) => resource.plan(item, { snapshot: options.view.current(), clusterId: options.clusterId });
     this.writer = new StoredWriter({

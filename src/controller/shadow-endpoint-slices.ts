@@ -17,7 +17,7 @@ export const SHADOW_ENDPOINT_SLICES = defineResource<ShadowWrite>({
   optional: true,
   plan: (item, { snapshot, clusterId }) => planShadow(item, snapshot, { clusterId }),
   patched: (write, { logger }) => {
-    const { edits, addresses } = write.repair;
+    const { edits, addresses } = write;
     logger.info({
       shadow: namespacedName(write.namespace, write.name),
       changes: edits.map((edit) => `${edit.from}->${edit.to}`).join(' '),

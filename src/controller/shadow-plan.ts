@@ -8,8 +8,10 @@ import { guardedWrite, type StoredPlan, type StoredWrite } from './resource.ts';
 
 export type ShadowChange = Extract<ShadowRepair, { kind: 'changed' }>;
 
+/** What the log line of a stored shadow needs, not the repaired object (as SliceWrite keeps only its edits). */
 export interface ShadowWrite extends StoredWrite {
-  readonly repair: ShadowChange;
+  readonly edits: ShadowChange['edits'];
+  readonly addresses: ShadowChange['addresses'];
 }
 
 export type ShadowPlan = StoredPlan<ShadowWrite>;
@@ -22,5 +24,5 @@ export function planShadow(item: unknown, snapshot: Snapshot, options: { readonl
   const repair = repairShadowEndpointSlice(asShadowEndpointSlice(item), snapshot, options);
   if (repair.kind === 'skip') return { kind: 'not-ours' };
   if (repair.kind === 'unchanged') return { kind: 'in-step' };
-  return guardedWrite(repair.shadow.object, shadowPatchFor(repair), { repair });
+  return guardedWrite(repair.shadow.object, shadowPatchFor(repair), { edits: repair.edits, addresses: repair.addresses });
 }

@@ -4,6 +4,7 @@ import { isObject, objectAt, stringField } from '../core/json.ts';
 import { errorMessage } from '../util/errors.ts';
 import { createLogger } from '../log.ts';
 import { inCluster } from './in-cluster.ts';
+import { KubeRequestError } from './lean-client.ts';
 import { readKubeConfig, ReloadingKubeConfig } from './reloading-config.ts';
 
 export { FIELD_MANAGER } from './identity.ts';
@@ -40,8 +41,9 @@ export function httpStatus(error: unknown): number | undefined {
   return undefined;
 }
 
-/** The Retry-After header of a failed call (client-node keeps a response's headers on its ApiException), if any. */
+/** The Retry-After header of a failed call (client-node keeps a response's headers on its ApiException, the lean client its value), if any. */
 export function retryAfterHeader(error: unknown): string | undefined {
+  if (error instanceof KubeRequestError) return error.retryAfter;
   if (!(error instanceof ApiException) || typeof error.headers !== 'object' || error.headers === null) return undefined;
   for (const [name, value] of Object.entries(error.headers)) {
     if (name.toLowerCase() === 'retry-after' && typeof value === 'string') return value;

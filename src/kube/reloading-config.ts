@@ -209,6 +209,11 @@ export class ReloadingKubeConfig extends KubeConfig {
     return this.options.origin;
   }
 
+  /** What every request made with this config sends as User-Agent, for clients that do not go through client-node. */
+  get userAgent(): string | undefined {
+    return this.options.userAgent;
+  }
+
   /** Watches the files (and polls them) until close(). */
   watch(): void {
     if (this.watching !== undefined || this.options.files.length === 0) return;
