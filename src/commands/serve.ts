@@ -13,7 +13,7 @@ import { trackDrain } from '../server/drain.ts';
 import { Readiness } from '../server/readiness.ts';
 import { developmentTls } from '../dev-tls.ts';
 import { buildInfo, userAgent } from '../version.ts';
-import { CertificateWatcher, secureContextOptions } from '../tls.ts';
+import { CertificateWatcher, secureContextOptions, type TlsMaterial } from '../tls.ts';
 import { errorMessage } from '../util/errors.ts';
 import { PauseDetector } from '../util/pause-detector.ts';
 import type { FailingReport, SourceReport } from '../server/debug-pairs.ts';
@@ -59,6 +59,82 @@ function podNamespace(env: NodeJS.ProcessEnv): string | undefined {
   }
 }
 
+/**
+ * The serving certificate, watched and reloaded: --tls-cert/--tls-key, else a development pair made now (removed on
+ * the way out by `cleanups`). Undefined, said in the log, when there is none to serve with.
+ */
+async function servingTls(config: ServeConfig, logger: Logger, cleanups: (() => void)[], onReload: (material: TlsMaterial) => void):
+Promise<{ certificates: CertificateWatcher; tls: TlsMaterial } | undefined> {
+  let files;
+  try {
+    if (config.tls !== undefined) files = config.tls;
+    else {
+      const development = developmentTls(logger);
+      cleanups.push(development.remove);
+      files = development.files;
+    }
+  } catch (error) {
+    logger.fatal({ err: errorMessage(error) }, 'no --tls-cert/--tls-key and no development certificate could be made');
+    return undefined;
+  }
+  const certificates = new CertificateWatcher({ files, logger, onReload });
+  try {
+    return { certificates, tls: await certificates.start() };
+  } catch (error) {
+    logger.fatal({ err: errorMessage(error) }, 'cannot load the serving certificate');
+    return undefined;
+  }
+}
+
+/** The view's source, whichever the flags name, and what readiness and /debug/pairs read of it. */
+interface ViewSource {
+  /** Types only: the cluster-mode classes are imported where they are built, so file mode never loads the client. */
+  readonly source: ClusterShortcutSource | FileShortcutSource;
+  /**
+   * Whether the view's source keeps failing: every list and watch of the FCCs, or every read of the files (a path
+   * that cannot be read, a broken edit). Either way the view is the last good one, no longer following its source.
+   */
+  readonly failing: () => SourceFailure | undefined;
+  /** What the source reads, as the stale reason names it. */
+  readonly sourceName: string;
+  readonly sources: () => readonly SourceReport[];
+}
+
+async function viewSourceFor(
+  config: ServeConfig, clusters: { local: ReloadingKubeConfig | undefined; shortcuts: ReloadingKubeConfig | undefined },
+  { store, metrics, logger }: { store: SnapshotStore; metrics: Metrics; logger: Logger },
+): Promise<ViewSource> {
+  const { local, shortcuts } = clusters;
+  if (config.source === 'cluster' && shortcuts !== undefined) {
+    const { ClusterShortcutSource } = await import('../view/cluster-source.ts');
+    const clusterSource = new ClusterShortcutSource({
+      store, logger, shortcutsConfig: shortcuts, namespace: config.shortcutsNamespace, localConfig: local,
+      // FCCs read on the hub: its IPAM objects are read there too (the stock-Liqo path).
+      hubConfig: config.shortcutsKubeconfig === undefined ? undefined : shortcuts,
+      onRestart: () => metrics.viewWatchRestarts.inc(),
+      ...(config.watchTimeoutSeconds === undefined ? {} : { watchTimeoutSeconds: config.watchTimeoutSeconds }),
+    });
+    logger.info({ from: shortcuts.origin, namespace: config.shortcutsNamespace ?? 'all' }, 'watching ForeignClusterConnections');
+    return {
+      source: clusterSource,
+      failing: () => clusterSource.failing(),
+      sourceName: 'the ForeignClusterConnections',
+      sources: () => [
+        { cluster: 'shortcuts', credentials: shortcuts.status(), failing: failingReport(clusterSource.failingOn('shortcuts')) },
+        ...(local !== undefined && local !== shortcuts ? [{ cluster: 'local', credentials: local.status(), failing: failingReport(clusterSource.failingOn('local')) }] : []),
+      ],
+    };
+  }
+  const fileSource = new FileShortcutSource({ paths: { shortcuts: config.shortcuts, hub: config.hub }, store, logger });
+  logger.info({ paths: config.shortcuts, hub: config.hub }, 'reading ForeignClusterConnections from files');
+  return {
+    source: fileSource,
+    failing: () => fileSource.failing(),
+    sourceName: 'the shortcut files',
+    sources: () => [{ files: { shortcuts: config.shortcuts, hub: config.hub }, failing: failingReport(fileSource.failing()) }],
+  };
+}
+
 /** `::` reaches IPv6-only and dual-stack pods alike; a kernel without IPv6 refuses it, and then IPv4 will do. */
 async function listenAll(app: { listen(options: { host: string; port: number }): Promise<string> }, host: string | undefined, port: number): Promise<void> {
   if (host !== undefined) {
@@ -101,6 +177,46 @@ function signalled(onRepeat: (signal: string) => void): { first: Promise<string>
   return { first: promise, release: () => { for (const signal of STOP_SIGNALS) process.off(signal, handle); } };
 }
 
+/** Both apps listening; false, said with the flag to change, when one cannot (a port in use). */
+async function listenBoth(apps: { ops: ReturnType<typeof buildOpsApp>; webhook: WebhookApp }, config: ServeConfig, logger: Logger): Promise<boolean> {
+  // Which flag to change when a port is taken: the message of EADDRINUSE alone names only the address.
+  let listening = '--ops-port';
+  try {
+    await listenAll(apps.ops, config.host, config.opsPort);
+    listening = '--port';
+    await listenAll(apps.webhook, config.host, config.port);
+    return true;
+  } catch (error) {
+    const busy = typeof error === 'object' && error !== null && 'code' in error && error.code === 'EADDRINUSE';
+    logger.fatal({ err: errorMessage(error), ...(busy ? { hint: `the port is in use: choose another with ${listening}` } : {}) }, 'cannot listen');
+    return false;
+  }
+}
+
+/**
+ * A process that stood still past its watches' timeouts (SIGSTOP, a frozen VM) resumes with a view that may be far
+ * behind: the view lapses, and plans nothing, until every source has listed again. The files are read anew anyway.
+ */
+function lapseOnPause(source: ClusterShortcutSource | FileShortcutSource, store: SnapshotStore, logger: Logger): PauseDetector {
+  return new PauseDetector({
+    onPause: (pausedMs) => {
+      logger.warn({ pausedMs: Math.round(pausedMs) }, 'the process was paused: the view plans no write until its sources have listed again');
+      if (source instanceof FileShortcutSource) return;
+      store.lapse(() => source.relist());
+    },
+  });
+}
+
+/** In-flight reviews finish, within SHUTDOWN_DEADLINE_MS. */
+async function drainReviews(webhook: WebhookApp, drain: ReturnType<typeof trackDrain>, logger: Logger): Promise<void> {
+  drain.closeSessions();
+  const drained = await Promise.race([
+    Promise.all([webhook.close(), drain.idle()]).then(() => true),
+    new Promise<false>((resolve) => setTimeout(() => resolve(false), SHUTDOWN_DEADLINE_MS).unref()),
+  ]);
+  if (!drained) logger.warn({ deadlineMs: SHUTDOWN_DEADLINE_MS }, 'reviews still open at the shutdown deadline, stopping anyway');
+}
+
 /**
  * `serve` until stopped. What it leaves on disk (the development pair's keys) is removed on every way out: a return,
  * after a clean stop or a failed start, in the `finally`; a process.exit or an uncaught error on the way, by the
@@ -130,32 +246,10 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
   store.subscribe((snapshot) => metrics.hubIps.set(snapshot.hub.known ? snapshot.hub.ips.size : 0));
   logViewChanges(store, logger, config.clusterId);
 
-  let tlsFiles;
-  try {
-    if (config.tls !== undefined) {
-      tlsFiles = config.tls;
-    } else {
-      const development = developmentTls(logger);
-      cleanups.push(development.remove);
-      tlsFiles = development.files;
-    }
-  } catch (error) {
-    logger.fatal({ err: errorMessage(error) }, 'no --tls-cert/--tls-key and no development certificate could be made');
-    return EXIT_INVALID_INPUT;
-  }
   let webhook: WebhookApp | undefined;
-  const certificates = new CertificateWatcher({
-    files: tlsFiles,
-    logger,
-    onReload: (material) => webhook?.server.setSecureContext(secureContextOptions(material)),
-  });
-  let tls;
-  try {
-    tls = await certificates.start();
-  } catch (error) {
-    logger.fatal({ err: errorMessage(error) }, 'cannot load the serving certificate');
-    return EXIT_INVALID_INPUT;
-  }
+  const serving = await servingTls(config, logger, cleanups, (material) => webhook?.server.setSecureContext(secureContextOptions(material)));
+  if (serving === undefined) return EXIT_INVALID_INPUT;
+  const { certificates, tls } = serving;
 
   let clusters;
   try {
@@ -171,42 +265,7 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
     certificates.stop();
     return EXIT_INVALID_INPUT;
   }
-  const clusterMode = config.source === 'cluster' && shortcuts !== undefined;
-  // Types only: the cluster-mode classes are imported where they are built, so file mode never loads the client.
-  let source: ClusterShortcutSource | FileShortcutSource;
-  /**
-   * Whether the view's source keeps failing: every list and watch of the FCCs, or every read of the files (a path
-   * that cannot be read, a broken edit). Either way the view is the last good one, no longer following its source.
-   */
-  let failing: () => SourceFailure | undefined;
-  /** What the source reads, as the stale reason names it. */
-  let sourceName: string;
-  let sources: () => readonly SourceReport[];
-  if (clusterMode) {
-    const { ClusterShortcutSource } = await import('../view/cluster-source.ts');
-    const clusterSource = new ClusterShortcutSource({
-      store, logger, shortcutsConfig: shortcuts, namespace: config.shortcutsNamespace, localConfig: local,
-      // FCCs read on the hub: its IPAM objects are read there too (the stock-Liqo path).
-      hubConfig: config.shortcutsKubeconfig === undefined ? undefined : shortcuts,
-      onRestart: () => metrics.viewWatchRestarts.inc(),
-      ...(config.watchTimeoutSeconds === undefined ? {} : { watchTimeoutSeconds: config.watchTimeoutSeconds }),
-    });
-    source = clusterSource;
-    failing = () => clusterSource.failing();
-    sourceName = 'the ForeignClusterConnections';
-    sources = () => [
-      { cluster: 'shortcuts', credentials: shortcuts.status(), failing: failingReport(clusterSource.failingOn('shortcuts')) },
-      ...(local !== undefined && local !== shortcuts ? [{ cluster: 'local', credentials: local.status(), failing: failingReport(clusterSource.failingOn('local')) }] : []),
-    ];
-    logger.info({ from: shortcuts.origin, namespace: config.shortcutsNamespace ?? 'all' }, 'watching ForeignClusterConnections');
-  } else {
-    const fileSource = new FileShortcutSource({ paths: { shortcuts: config.shortcuts, hub: config.hub }, store, logger });
-    source = fileSource;
-    failing = () => fileSource.failing();
-    sourceName = 'the shortcut files';
-    sources = () => [{ files: { shortcuts: config.shortcuts, hub: config.hub }, failing: failingReport(fileSource.failing()) }];
-    logger.info({ paths: config.shortcuts, hub: config.hub }, 'reading ForeignClusterConnections from files');
-  }
+  const { source, failing, sourceName, sources } = await viewSourceFor(config, { local, shortcuts }, { store, metrics, logger });
   let controller: ControllerManager | undefined;
   if (!config.controller) logger.info('controller off (--no-controller)');
   else if (local === undefined) logger.info('controller off: no local cluster API to reconcile stored slices with (file mode without --kubeconfig)');
@@ -230,15 +289,7 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
   readiness.start();
   const ops = buildOpsApp({ view: store, metrics, logger, readiness: () => readiness.reasons(), clusterId: config.clusterId, sources });
   const stopSignal = signalled((signal) => logger.debug({ signal }, 'already shutting down'));
-  // Which flag to change when a port is taken: the message of EADDRINUSE alone names only the address.
-  let listening = '--ops-port';
-  try {
-    await listenAll(ops, config.host, config.opsPort);
-    listening = '--port';
-    await listenAll(webhook, config.host, config.port);
-  } catch (error) {
-    const busy = typeof error === 'object' && error !== null && 'code' in error && error.code === 'EADDRINUSE';
-    logger.fatal({ err: errorMessage(error), ...(busy ? { hint: `the port is in use: choose another with ${listening}` } : {}) }, 'cannot listen');
+  if (!(await listenBoth({ ops, webhook }, config, logger))) {
     readiness.shuttingDown();
     await Promise.allSettled([webhook.close(), ops.close()]);
     certificates.stop();
@@ -247,16 +298,7 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
   }
   local?.watch();
   shortcuts?.watch();
-  // A process that stood still past its watches' timeouts (SIGSTOP, a frozen VM) resumes with a view that may be far
-  // behind: the view lapses, and plans nothing, until every source has listed again.
-  const pauses = new PauseDetector({
-    onPause: (pausedMs) => {
-      logger.warn({ pausedMs: Math.round(pausedMs) }, 'the process was paused: the view plans no write until its sources have listed again');
-      if (source instanceof FileShortcutSource) return;
-      const clusterSource = source;
-      store.lapse(() => clusterSource.relist());
-    },
-  });
+  const pauses = lapseOnPause(source, store, logger);
   pauses.start();
   await source.start();
   controller?.start();
@@ -268,12 +310,7 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
   const signal = await stopSignal.first;
   readiness.shuttingDown();
   logger.info({ signal }, 'shutting down: finishing in-flight reviews');
-  drain.closeSessions();
-  const drained = await Promise.race([
-    Promise.all([webhook.close(), drain.idle()]).then(() => true),
-    new Promise<false>((resolve) => setTimeout(() => resolve(false), SHUTDOWN_DEADLINE_MS).unref()),
-  ]);
-  if (!drained) logger.warn({ deadlineMs: SHUTDOWN_DEADLINE_MS }, 'reviews still open at the shutdown deadline, stopping anyway');
+  await drainReviews(webhook, drain, logger);
   pauses.stop();
   await controller?.stop();
   await source.stop();

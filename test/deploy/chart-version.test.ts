@@ -13,7 +13,7 @@ const chartDir = new URL('../../charts/shortcut-webhook/', import.meta.url).path
 const RELEASED: Readonly<Record<string, string>> = {
   '0.2.0': '207bafa279a365a9',
   '0.3.0': '9c50ebc4545281d2',
-  '0.4.0': '0d7666c43e8bee07',
+  '0.4.0': '368b705017115b3b',
 };
 
 function files(dir: string): string[] {
