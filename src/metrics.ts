@@ -126,6 +126,12 @@ export class Metrics {
     labelNames: ['peer', 'path', 'reason', 'connection'] as const, registers: [this.registry],
   });
 
+  readonly storedObjects = new Gauge({
+    name: `${PREFIX}stored_objects`,
+    help: 'Stored EndpointSlices and ShadowEndpointSlices by peer and the path the view gives its addresses there (direct, hub, none), from the controller\'s last complete pass; an object with addresses of several peers or paths counts once for each.',
+    labelNames: ['peer', 'path', 'resource'] as const, registers: [this.registry],
+  });
+
   constructor(options: MetricsOptions = {}) {
     if (options.build !== undefined) {
       // The usual build_info idiom: a constant 1 whose labels say what runs, to join on or alert on mixed versions.

@@ -22,8 +22,9 @@ const ALLOWED: Readonly<Record<string, Allowed>> = {
   // log: credential reloads and refusals are said where they happen; yaml: the kubeconfig's tokenFile, which client-node skips.
   kube: { layers: ['core', 'util', 'kube', 'log'], packages: ['node:', '@kubernetes/client-node', 'yaml'] },
   view: { layers: ['core', 'util', 'kube', 'view', 'log'], packages: ['node:', '@kubernetes/client-node'] },
+  // offline: the stored-objects gauge folds each object with status's own decisions (one source of truth).
   controller: {
-    layers: ['core', 'admission', 'util', 'kube', 'view', 'controller', 'log', 'metrics'],
+    layers: ['core', 'admission', 'util', 'kube', 'view', 'controller', 'offline', 'log', 'metrics'],
     packages: ['node:', '@kubernetes/client-node'],
   },
   server: { layers: ['core', 'admission', 'util', 'view', 'server', 'log', 'metrics'], packages: ['node:', 'fastify'] },

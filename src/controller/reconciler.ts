@@ -16,6 +16,7 @@ import { localClusters } from '../core/local-clusters.ts';
 import type { ShortcutView } from '../view/shortcut-view.ts';
 import { ENDPOINT_SLICES } from './endpoint-slices.ts';
 import { Healer } from './healer.ts';
+import { StoredObjectsTally } from './stored-tally.ts';
 import { leanStoredObjects } from './lean-stored-objects.ts';
 import type { PassSummary } from './peer-events.ts';
 import type { Resource } from './resource.ts';
@@ -240,6 +241,7 @@ export class SliceReconciler {
     let listed = 0;
     const limit = this.options.maxConcurrentWrites ?? DEFAULT_MAX_CONCURRENT_PATCHES;
     const inFlight = new Set<Promise<void>>();
+    const tally = new StoredObjectsTally();
     let stoppedBy: FenceReason | undefined;
     try {
       for (const resource of this.resources) {
@@ -252,8 +254,10 @@ export class SliceReconciler {
           // confirmation, the other way's failover) moves the objects still to come at once, and the pass it asked
           // for moves those already behind. Stopping the pass instead would never finish one on a hub whose IPs
           // change faster than a pass takes.
-          const plan = resource.plan(item, { snapshot: this.options.view.current(), clusterId: this.options.clusterId });
+          const snapshot = this.options.view.current();
+          const plan = resource.plan(item, { snapshot, clusterId: this.options.clusterId });
           if (plan.kind === 'not-ours') continue;
+          tally.add(resource, item, snapshot, this.options.clusterId);
           if (plan.kind === 'in-step') { this.count(resource, results, 'unchanged'); continue; }
           const write = this.writer.write(resource, plan.write).then((result) => this.count(resource, results, result));
           inFlight.add(write);
@@ -277,6 +281,7 @@ export class SliceReconciler {
       return;
     }
     this.caughtUpAt = startedAt;
+    if (results.error === 0) tally.publish(this.options.metrics);
     this.options.onPassDone?.({ startedAt, endedAt: Date.now(), patched: results.patched });
     // One decision per pass, so the delay grows while passes keep failing (a write refused 403 on every pass would
     // otherwise relist everything twice a second) and starts over after a clean one.

@@ -41,6 +41,7 @@ export const webhookMetrics: ReadonlyMap<string, readonly string[]> = new Map([
   ['shortcut_webhook_failover_seconds', ['direction']],
   ['shortcut_webhook_peer_path', ['peer', 'path', 'reason', 'connection']],
   ['shortcut_webhook_objects_healed_total', ['resource', 'reason']],
+  ['shortcut_webhook_stored_objects', ['peer', 'path', 'resource']],
 ]);
 
 export const histogramMetrics = new Set(['shortcut_webhook_admission_duration_seconds', 'shortcut_webhook_failover_seconds']);
