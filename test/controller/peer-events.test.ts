@@ -37,7 +37,7 @@ async function world(options: { leader?: () => boolean } = {}) {
   tunnel('Connected');
   store.publishFccs([fcc({ a: 'cluster2', b: 'cluster3' })]);
   const events = () => server.list({ apiVersion: 'events.k8s.io/v1', kind: 'Event' }) as unknown as StoredEvent[];
-  return { server, metrics, recorder, peers, tunnel, events, connection, recorded: () => recorded, advance: (ms: number) => { clock += ms; return clock; }, now: () => clock };
+  return { server, metrics, recorder, peers, tunnel, events, connection, store, recorded: () => recorded, advance: (ms: number) => { clock += ms; return clock; }, now: () => clock };
 }
 
 async function close(w: { server: KubeApiServer; recorder: EventRecorder }): Promise<void> {
@@ -214,6 +214,28 @@ test('an Event deleted under its series (expired, removed) is created again with
     w.server.failNext({ pathIncludes: '/events', method: 'PATCH' }, 404);
     w.recorder.record(event);
     await waitFor(() => w.server.requests.filter((r) => r.path.includes('/events') && r.method === 'POST').length === 2, { description: 'created again after the 404' });
+  } finally {
+    await close(w);
+  }
+});
+
+test('a setting that keeps the shortcut from being used is one ShortcutUnusable Warning when it appears, not one per new view', async () => {
+  const w = await world();
+  try {
+    // cluster2's remapped CIDR narrower than its pod CIDR: a reason the operator can fix.
+    w.store.publishFccs([fcc({ aRemapped: '10.61.0.0/24' })]);
+    assert.match(await w.metrics.registry.metrics(), /shortcut_webhook_peer_path\{peer="cluster3",path="hub",reason="prefix-mismatch",connection="Connected"\} 1/);
+    await waitFor(() => w.recorded() === 1, { description: 'the ShortcutUnusable recorded' });
+    // New views that change nothing of cluster3's state: no new Warning.
+    w.store.publishTunnels(new Map([['cluster3', 'Connected'], ['cluster9', 'Connected']]));
+    w.store.publishTunnels(new Map([['cluster3', 'Connected'], ['cluster9', 'Error']]));
+    // Then a transition, whose Event is asked for last.
+    const at = w.now();
+    w.store.publishFccs([fcc()]);
+    w.peers.passDone({ startedAt: at, endedAt: w.advance(100), patched: 1 });
+    await waitFor(() => w.events().some((e) => e.reason === 'DirectNetworkRestored'), { description: 'restored' });
+    await w.recorder.flush();
+    assert.equal(w.recorded(), 2, 'one ShortcutUnusable, one DirectNetworkRestored');
   } finally {
     await close(w);
   }
