@@ -27,7 +27,7 @@ interface World {
   requests(method: string): number;
 }
 
-async function withHealer(slices: readonly SliceSpec[], run: (world: World) => Promise<void>, options: { isLeader?: () => boolean } = {}): Promise<void> {
+async function withHealer(slices: readonly SliceSpec[], run: (world: World) => Promise<void>, options: { isLeader?: () => boolean; watchTimeoutSeconds?: number } = {}): Promise<void> {
   let reviewed = true;
   const store = new SnapshotStore();
   const hook = webhookHook(store);
@@ -41,7 +41,8 @@ async function withHealer(slices: readonly SliceSpec[], run: (world: World) => P
   const { logger, records, passes } = recordingLogger();
   // No resync and no confirming pass: whatever puts a slice right below is the healing watch.
   const reconciler = new SliceReconciler({ config, view: store, clusterId: undefined, logger, metrics, resyncIntervalMs: 0, settleMs: 5, confirmAfterMs: 0,
-    ...(options.isLeader === undefined ? {} : { isLeader: options.isLeader }) });
+    ...(options.isLeader === undefined ? {} : { isLeader: options.isLeader }),
+    ...(options.watchTimeoutSeconds === undefined ? {} : { watchTimeoutSeconds: options.watchTimeoutSeconds }) });
   const world: World = {
     server, store, metrics, records,
     passes: () => passes().length,
@@ -80,6 +81,9 @@ test('a write stored without the webhook\'s review, in a view that stands still,
     assert.equal(passes(), 1, 'no pass did it');
     await waitFor(async () => (await healed(metrics, 'endpointslices', 'not-reviewed')) === 1, { description: 'counted as not reviewed' });
     await waitFor(() => records.some((r) => String(r.msg).startsWith('healed stored objects written without the webhook')), { description: 'said once for the burst' });
+    // A write the webhook never reviewed is a problem of the cluster (the API server could not reach it): a warning.
+    const said = records.filter((r) => String(r.msg).startsWith('healed stored objects'));
+    assert.deepEqual(said.map((r) => r.level), ['warn'], 'one warning line for the burst');
   });
 });
 
@@ -143,7 +147,37 @@ test('an object Liqo puts back after every heal (the webhook unreachable) is hea
     const gaps = heals.slice(1).map((at, i) => at - (heals[i] ?? at));
     // Delays of 0.5, 1 and 2 s after the first heal: a loop would heal within milliseconds each time.
     assert.ok((gaps[0] ?? 0) >= 400, `second heal ${gaps[0]} ms after the first`);
+    // The first delay is half a second, not the second's one: an object put back once is right again within a second.
+    assert.ok((gaps[0] ?? Infinity) < 950, `second heal ${gaps[0]} ms after the first`);
     assert.ok((gaps[2] ?? 0) >= 1800, `fourth heal ${gaps[2]} ms after the third`);
     assert.equal(requests('PATCH') - base, 4, 'one patch per heal');
   });
+});
+
+test('a heal soon after the view moved is counted and said as reviewed with an older view (stale-view), not as a write the webhook missed', async () => {
+  const web: SliceSpec = { name: 'web', addresses: [['10.63.0.7']] };
+  await withHealer([web], async ({ addresses, passes, putBack, setReviewed, store, metrics, records }) => {
+    await waitFor(() => passes() >= 1 && JSON.stringify(addresses('web')) === '[["10.61.0.7"]]');
+    // The view moves (another pair usable; web's plan is the same): its pass writes nothing, and the settling time runs.
+    store.publishFccs([fcc(), fcc({ name: 'other', a: 'cluster4', b: 'cluster5', aPod: '10.90.0.0/16', aRemapped: '10.91.0.0/16', bPod: '10.92.0.0/16', bRemapped: '10.93.0.0/16' })]);
+    await waitFor(() => passes() >= 2, { description: 'the pass for the move' });
+    setReviewed(false);
+    await putBack(web);
+    await waitFor(() => JSON.stringify(addresses('web')) === '[["10.61.0.7"]]', { description: 'healed', timeoutMs: 5000 });
+    await waitFor(async () => (await healed(metrics, 'endpointslices', 'stale-view')) === 1, { description: 'counted as stale-view' });
+    assert.ok(!((await healed(metrics, 'endpointslices', 'not-reviewed')) > 0), 'not counted as not reviewed');
+    await waitFor(() => records.some((r) => r.msg === 'healed stored objects reviewed with an older view'), { description: 'said as an older view' });
+    assert.equal(records.find((r) => r.msg === 'healed stored objects reviewed with an older view')?.level, 'info', 'info: the webhook did its part');
+  });
+});
+
+test('the healing watch listed again (its history compacted) asks for a pass: events may have been missed', async () => {
+  const web: SliceSpec = { name: 'web', addresses: [['10.63.0.7']] };
+  await withHealer([web], async ({ server, passes, addresses }) => {
+    await waitFor(() => passes() >= 1 && JSON.stringify(addresses('web')) === '[["10.61.0.7"]]');
+    const before = passes();
+    // The watch's next resume is answered 410 (its history compacted): it lists again.
+    server.failNext({ pathIncludes: '/endpointslices', watch: true }, 410);
+    await waitFor(() => passes() > before, { description: 'a pass after the healing watch listed again', timeoutMs: 10_000 });
+  }, { watchTimeoutSeconds: 1 });
 });

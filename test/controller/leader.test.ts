@@ -96,3 +96,44 @@ test('a Lease that vanishes under a renewal is a passing error, not the end of l
     await server.close();
   }
 });
+
+async function electorWith(server: KubeApiServer, options: Partial<ConstructorParameters<typeof LeaderElector>[0]>): Promise<LeaderElector> {
+  const config = new KubeConfig();
+  config.loadFromFile(await server.kubeconfig());
+  return new LeaderElector({ config, namespace: 'shortcut-webhook', name: 'shortcut-webhook-controller', identity: 'pod-a',
+    logger: createLogger('silent'), leaseDurationMs: 10_000, renewIntervalMs: 50, renewDeadlineMs: 500, ...options });
+}
+
+test('a step of the wall clock (NTP, a VM resumed) neither ends nor extends a term: the rule reads a monotonic clock by default', async () => {
+  const server = await startKubeApiServer();
+  let step = 0;
+  // Only the wall clock is given: the Lease's times follow it, the leadership rule must not.
+  const a = await electorWith(server, { now: () => Date.now() + step });
+  try {
+    a.start();
+    await waitFor(() => a.isLeader(), { description: 'leading' });
+    step = 3_600_000;
+    assert.equal(a.isLeader(), true, 'the wall clock an hour ahead: still leading');
+  } finally {
+    await a.stop();
+    await server.close();
+  }
+});
+
+test('a leader past its renew deadline says it stopped leading before it renews, so the term it then wins is a new one', async () => {
+  const server = await startKubeApiServer();
+  let clock = 0;
+  const changes: boolean[] = [];
+  const a = await electorWith(server, { monotonic: () => clock, onChange: (leader) => changes.push(leader) });
+  try {
+    a.start();
+    await waitFor(() => a.isLeader(), { description: 'leading' });
+    // Frozen past the deadline, then resumed: the next tick renews the Lease it still holds.
+    clock += 5000;
+    await waitFor(() => changes.length >= 3, { description: 'three changes' });
+    assert.deepEqual(changes.slice(0, 3), [true, false, true]);
+  } finally {
+    await a.stop();
+    await server.close();
+  }
+});

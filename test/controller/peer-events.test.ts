@@ -37,7 +37,7 @@ async function world(options: { leader?: () => boolean } = {}) {
   tunnel('Connected');
   store.publishFccs([fcc({ a: 'cluster2', b: 'cluster3' })]);
   const events = () => server.list({ apiVersion: 'events.k8s.io/v1', kind: 'Event' }) as unknown as StoredEvent[];
-  return { server, metrics, recorder, peers, tunnel, events, connection, recorded: () => recorded, advance: (ms: number) => { clock += ms; return clock; }, now: () => clock };
+  return { server, metrics, recorder, peers, tunnel, events, connection, store, recorded: () => recorded, advance: (ms: number) => { clock += ms; return clock; }, now: () => clock };
 }
 
 async function close(w: { server: KubeApiServer; recorder: EventRecorder }): Promise<void> {
@@ -132,6 +132,110 @@ test('where Events may not be created, the product goes on and says so once', as
     // Four occurrences of two Events: at most one try each while the first refusal was on its way, none after it.
     assert.ok(tries() <= 2, `${tries()} tries`);
     assert.ok(w.server.requests.filter((r) => r.path.includes('/events')).every((r) => r.status === 403));
+  } finally {
+    await close(w);
+  }
+});
+
+test('a failover is ended by the first pass that started after it, and its Event says that pass\'s objects and time', async () => {
+  const w = await world();
+  try {
+    const at = w.now();
+    w.tunnel('Error');
+    // A pass already running when the tunnel went down planned on the view before it: it does not end the failover.
+    w.peers.passDone({ startedAt: at - 1, endedAt: w.advance(100), patched: 99 });
+    assert.doesNotMatch(await w.metrics.registry.metrics(), /shortcut_webhook_failover_seconds_count\{direction="to-hub"\}/);
+    w.peers.passDone({ startedAt: at, endedAt: w.advance(1900), patched: 7 });
+    const [event] = await waitFor(() => (w.events().length === 1 ? w.events() : undefined), { description: 'the Event' });
+    assert.match(event?.note ?? '', /7 stored objects patched in 2\.0 s/);
+  } finally {
+    await close(w);
+  }
+});
+
+test('a failover ended by a pass more than ten minutes later (this replica was not leading) is neither timed nor said', async () => {
+  const w = await world();
+  try {
+    const at = w.now();
+    w.tunnel('Error');
+    w.peers.passDone({ startedAt: at, endedAt: w.advance(11 * 60_000), patched: 3 });
+    assert.doesNotMatch(await w.metrics.registry.metrics(), /shortcut_webhook_failover_seconds_count\{direction="to-hub"\}/);
+    // The next transition is said: the stale one was dropped, not kept for later.
+    const back = w.now();
+    w.tunnel('Connected');
+    w.peers.passDone({ startedAt: back, endedAt: w.advance(500), patched: 3 });
+    await waitFor(() => w.recorded() === 1, { description: 'the restored Event recorded' });
+    await w.recorder.flush();
+    assert.deepEqual(w.events().map((e) => e.reason), ['DirectNetworkRestored']);
+  } finally {
+    await close(w);
+  }
+});
+
+test('a transition seen while following is said in the log only: the Event is the leader\'s', async () => {
+  let leader = false;
+  const w = await world({ leader: () => leader });
+  try {
+    const at = w.now();
+    w.tunnel('Error');
+    w.peers.passDone({ startedAt: at, endedAt: w.advance(100), patched: 1 });
+    leader = true;
+    const back = w.now();
+    w.tunnel('Connected');
+    w.peers.passDone({ startedAt: back, endedAt: w.advance(100), patched: 1 });
+    await waitFor(() => w.events().length > 0, { description: 'the leader\'s Event' });
+    await w.recorder.flush();
+    assert.equal(w.recorded(), 1, 'only the transition seen while leading was recorded');
+    assert.deepEqual(w.events().map((e) => e.reason), ['DirectNetworkRestored']);
+  } finally {
+    await close(w);
+  }
+});
+
+test('Events are written at most 30 a minute: more distinct ones in a minute are dropped, not queued', async () => {
+  const w = await world();
+  try {
+    for (let i = 0; i < 35; i++) {
+      w.recorder.record({ regarding: { apiVersion: 'v1', kind: 'Pod', namespace: 'demo', name: `pod-${i}` }, type: 'Normal', reason: 'Test', action: 'Test', note: `event ${i}` });
+    }
+    await w.recorder.flush();
+    assert.equal(w.events().length, 30);
+  } finally {
+    await close(w);
+  }
+});
+
+test('an Event deleted under its series (expired, removed) is created again with the next occurrence', async () => {
+  const w = await world();
+  try {
+    const event = { regarding: { apiVersion: 'v1', kind: 'Pod', namespace: 'demo', name: 'pod' }, type: 'Normal', reason: 'Test', action: 'Test', note: 'again' } as const;
+    w.recorder.record(event);
+    await waitFor(() => w.events().length === 1, { description: 'created' });
+    w.server.failNext({ pathIncludes: '/events', method: 'PATCH' }, 404);
+    w.recorder.record(event);
+    await waitFor(() => w.server.requests.filter((r) => r.path.includes('/events') && r.method === 'POST').length === 2, { description: 'created again after the 404' });
+  } finally {
+    await close(w);
+  }
+});
+
+test('a setting that keeps the shortcut from being used is one ShortcutUnusable Warning when it appears, not one per new view', async () => {
+  const w = await world();
+  try {
+    // cluster2's remapped CIDR narrower than its pod CIDR: a reason the operator can fix.
+    w.store.publishFccs([fcc({ aRemapped: '10.61.0.0/24' })]);
+    assert.match(await w.metrics.registry.metrics(), /shortcut_webhook_peer_path\{peer="cluster3",path="hub",reason="prefix-mismatch",connection="Connected"\} 1/);
+    await waitFor(() => w.recorded() === 1, { description: 'the ShortcutUnusable recorded' });
+    // New views that change nothing of cluster3's state: no new Warning.
+    w.store.publishTunnels(new Map([['cluster3', 'Connected'], ['cluster9', 'Connected']]));
+    w.store.publishTunnels(new Map([['cluster3', 'Connected'], ['cluster9', 'Error']]));
+    // Then a transition, whose Event is asked for last.
+    const at = w.now();
+    w.store.publishFccs([fcc()]);
+    w.peers.passDone({ startedAt: at, endedAt: w.advance(100), patched: 1 });
+    await waitFor(() => w.events().some((e) => e.reason === 'DirectNetworkRestored'), { description: 'restored' });
+    await w.recorder.flush();
+    assert.equal(w.recorded(), 2, 'one ShortcutUnusable, one DirectNetworkRestored');
   } finally {
     await close(w);
   }

@@ -9,7 +9,7 @@ import { SnapshotStore } from '../../src/view/shortcut-view.ts';
 import { fcc, sliceObject } from '../support/builders.ts';
 import { startKubeApiServer, type KubeApiServer } from '../support/kube-api-server.ts';
 import { webhookHook } from '../support/kube-webhook.ts';
-import { recordingLogger, type PassRecord } from '../support/recording-logger.ts';
+import { recordingLogger, type LogRecord, type PassRecord } from '../support/recording-logger.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 interface Sleeps {
@@ -32,8 +32,9 @@ function manualSleep(): Sleeps & { sleep: (ms: number) => Promise<void> } {
   };
 }
 
-async function withSlices(count: number, options: { maxConcurrentWrites?: number }, run: (context: {
+async function withSlices(count: number, options: { maxConcurrentWrites?: number; isLeader?: () => boolean; onPassDone?: () => void }, run: (context: {
   server: KubeApiServer; store: SnapshotStore; sleeps: Sleeps; passes: () => readonly PassRecord[]; stored: (name: string) => string;
+  records: readonly LogRecord[];
   reconciler: SliceReconciler;
 }) => Promise<void>): Promise<void> {
   const store = new SnapshotStore();
@@ -42,7 +43,7 @@ async function withSlices(count: number, options: { maxConcurrentWrites?: number
   store.publishFccs([fcc({ connected: false })]);
   const config = new KubeConfig();
   config.loadFromFile(await server.kubeconfig());
-  const { logger, passes } = recordingLogger();
+  const { logger, passes, records } = recordingLogger();
   const sleeps = manualSleep();
   const reconciler = new SliceReconciler({
     config, view: store, clusterId: undefined, logger, metrics: new Metrics(), resyncIntervalMs: 0, settleMs: 5,
@@ -53,7 +54,7 @@ async function withSlices(count: number, options: { maxConcurrentWrites?: number
   try {
     reconciler.start();
     await waitFor(() => passes().length >= 1, { description: 'the first pass' });
-    await run({ server, store, sleeps, passes, stored, reconciler });
+    await run({ server, store, sleeps, passes, stored, reconciler, records });
   } finally {
     // A test that failed while the pass waits on a sleep of its own: ended, so that stop() returns and the failure shows.
     while (sleeps.pending() > 0) sleeps.release();
@@ -120,5 +121,23 @@ test('a stop while the pass waits out a Retry-After ends at once, not after the 
     // The manual sleep never ends by itself: only the stop can end the wait.
     await reconciler.stop();
     assert.equal(server.requests.slice(before).filter((r) => r.method === 'PATCH').length, 0, 'nothing sent after the stop');
+  });
+});
+
+test('a patch held by a 429 asks the fence again before it is sent again: leadership lost during the hold sends nothing, and the stopped pass is not reported done', async () => {
+  let leader = true;
+  let done = 0;
+  await withSlices(1, { isLeader: () => leader, onPassDone: () => { done++; } }, async ({ server, store, sleeps, stored, records }) => {
+    const doneBefore = done;
+    server.failNext({ method: 'PATCH', pathIncludes: '/web-0' }, 429, { retryAfterSeconds: 3 });
+    store.publishFccs([fcc()]);
+    await waitFor(() => sleeps.pending() === 1, { description: 'the pass waits after the 429' });
+    const before = server.requests.length;
+    leader = false;
+    sleeps.release();
+    await waitFor(() => records.some((r) => String(r.msg).startsWith('pass stopped')), { description: 'the pass stopped by the fence' });
+    assert.deepEqual(patchesOf(server, before), [], 'no patch sent once no longer the leader');
+    assert.equal(stored('web-0'), '["10.63.0.1"]');
+    assert.equal(done, doneBefore, 'a pass the fence stopped is not a pass done (no failover Event, no failover time)');
   });
 });

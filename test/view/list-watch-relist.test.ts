@@ -40,3 +40,43 @@ test('relist lists again at once while the watch stays open, and settles with th
     await server.close();
   }
 });
+
+test('a relist whose list fails is not settled by it: it settles with the next list that succeeds', async () => {
+  const server = await startKubeApiServer();
+  const config = new KubeConfig();
+  config.loadFromFile(await server.kubeconfig());
+  let lists = 0;
+  let failing = 0;
+  const watch = new ListWatch<unknown>({
+    name: 'connections', config, logger: createLogger('silent'),
+    watchPath: '/apis/networking.liqo.io/v1beta1/connections',
+    list: async () => {
+      lists++;
+      if (failing > 0) {
+        failing--;
+        throw Object.assign(new Error('the API server is overloaded'), { statusCode: 500 });
+      }
+      const response = await fetch(`${server.url}/apis/networking.liqo.io/v1beta1/connections`);
+      return readListPage(await response.json());
+    },
+    keep: (object) => object,
+    onChange: () => {},
+  });
+  try {
+    watch.start();
+    await watch.settled();
+    await waitFor(() => server.openWatches() === 1, { description: 'the watch is open' });
+    const before = lists;
+    failing = 1;
+    let settled = false;
+    const relisted = watch.relist().then(() => { settled = true; });
+    await waitFor(() => lists === before + 1, { description: 'the relist\'s list, refused' });
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(settled, false, 'a failed list says nothing of what is there now');
+    await relisted;
+    assert.equal(lists, before + 2, 'settled by the list after it');
+  } finally {
+    await watch.stop();
+    await server.close();
+  }
+});

@@ -93,3 +93,24 @@ test('Configurations: the same views (a condition moved, another order) keep the
   assert.equal(notified(), 3);
   assert.equal(store.current().forCluster('cluster2').states[0]?.usable, true);
 });
+
+test('a view lapsed by two pauses is fresh only once the relist asked after the second has settled, and says so once', async () => {
+  const store = new SnapshotStore(() => 0);
+  store.publishFccs([fcc()]);
+  let told = 0;
+  store.subscribe(() => { told++; });
+  const relists: (() => void)[] = [];
+  const relist = () => new Promise<void>((resolve) => { relists.push(resolve); });
+  store.lapse(relist);
+  store.lapse(relist);
+  assert.equal(relists.length, 2);
+  // The first pause's relist settles: its lists may have been sent before the second pause.
+  relists[0]?.();
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(store.isLapsed(), true, 'still lapsed: the second pause\'s relist has not settled');
+  assert.equal(told, 0);
+  relists[1]?.();
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(store.isLapsed(), false);
+  assert.equal(told, 1, 'listeners told once, when the lapse ends');
+});
