@@ -70,7 +70,12 @@ export class LeaderElector {
    */
   isLeader(): boolean {
     if (this.unsupported) return true;
-    return this.leader && this.monotonic() - this.renewedAt < this.renewDeadlineMs;
+    if (!this.leader) return false;
+    if (this.monotonic() - this.renewedAt < this.renewDeadlineMs) return true;
+    // The term lapsed between renewals (a renewal slow under load, a pause): said now, so that the next renewal
+    // starts a new term with onChange(true), and the pass it asks for catches up on whatever was skipped meanwhile.
+    this.setLeader(false);
+    return false;
   }
 
   private get renewDeadlineMs(): number {
