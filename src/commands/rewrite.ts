@@ -88,7 +88,7 @@ class Output {
   }
 
   /**
-   * A typo such as `10.63.0.999` is left exactly as it is (SPEC §3), so the output alone looks like a clean run:
+   * A typo such as `10.63.0.999` is left exactly as it is (docs/reference.md, "The rewrite"), so the output alone looks like a clean run:
    * said once per document, with a few of the addresses, instead of once per address.
    */
   private noteGarbage(document: string, slices: readonly SliceReport[]): void {

@@ -1,4 +1,4 @@
-// The controller's safety net that watches (SPEC §5, "What slips past the webhook is healed within seconds"). The
+// The controller's safety net that watches (docs/reference.md, "The healing watch"). The
 // webhook fails open, so a write the API server could not review (a replica frozen, cut off or rolling, a timeout)
 // is stored as Liqo wrote it. This watches the stored objects the passes keep (same selector), plans each event with
 // the same pure plan, and patches an object that is not as the view says: a queue of keys, each with the write

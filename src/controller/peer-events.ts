@@ -1,4 +1,4 @@
-// What an operator sees of each peer's path (SPEC §10): one Event per transition per peer, never per slice (the
+// What an operator sees of each peer's path (docs/reference.md, "What an operator sees"): one Event per transition per peer, never per slice (the
 // direct network lost, Warning, with the objects moved and how long it took; restored, Normal; a shortcut unusable
 // for a reason an operator can fix, Warning), the failover time as a histogram, and the view's path per peer as a
 // gauge. Transitions are read from the view (core/peer-paths.ts); a failover ends with the first pass that started

@@ -1,4 +1,4 @@
-// shortcut_webhook_stored_objects{peer,path,resource} (SPEC §10), folded from a pass: each object the pass lists is
+// shortcut_webhook_stored_objects{peer,path,resource} (docs/reference.md, "Metrics"), folded from a pass: each object the pass lists is
 // decided by status's own code (offline/status.ts, the decisions `explain` makes), and counted once for each peer and
 // path its addresses take, as the view leaves it once the pass has written it. Only counters are kept, never objects;
 // bounded cardinality: peers, not Services.

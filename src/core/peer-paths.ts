@@ -1,5 +1,5 @@
 // Which way the view sends each peer's traffic: the one answer per peer that an operator, an Event and an alert
-// need, across the three paths (SPEC §10). A peer is `direct` where any path of the view takes its endpoints over the
+// need, across the three paths (docs/reference.md, "What an operator sees"). A peer is `direct` where any path of the view takes its endpoints over the
 // leaf's direct network: a usable FCC pair (§2), the leaf's direct network to a peer of the hub (§8, step 4), or
 // Liqo's direct connections repaired or direct (§9); else `hub`, with the reason of the path that names it.
 import { peerDirectConnections } from './direct-connections.ts';
