@@ -45,6 +45,11 @@ interface QueuedHeal {
 }
 
 const DEFAULT_BURST_MS = 1000;
+
+/** One object of one kind: what the queue, the delays and the streaks are keyed by. */
+function healKey(resource: Resource, write: PlannedWrite): string {
+  return `${resource.plural}/${namespacedName(write.namespace, write.name)}`;
+}
 /**
  * An object healed and out of step again soon after is healed again after a delay that doubles, up to the cap:
  * while the API server cannot reach the webhook, Liqo's writers put back every object we heal (the leaf's writer
@@ -125,7 +130,7 @@ export class Healer {
     const planned = this.options.plan(resource, object);
     if (planned === undefined || planned.plan.kind !== 'write') return;
     const { write } = planned.plan;
-    const key = `${resource.plural}/${namespacedName(write.namespace, write.name)}`;
+    const key = healKey(resource, write);
     const reason = this.options.reason();
     const delay = this.rehealDelay(key);
     if (delay === 0) {
@@ -187,7 +192,7 @@ export class Healer {
   }
 
   private async heal({ resource, write, viewVersion, reason }: QueuedHeal): Promise<void> {
-    const key = `${resource.plural}/${namespacedName(write.namespace, write.name)}`;
+    const key = healKey(resource, write);
     try {
       let planned = write;
       if (viewVersion !== this.options.viewVersion()) {

@@ -10,6 +10,7 @@ import { isObject, objectAt, stringField } from '../core/json.ts';
 import { namespacedName } from '../core/object-name.ts';
 import { describeError, httpStatus } from '../kube/client.ts';
 import type { Logger } from '../log.ts';
+import { microTime } from '../util/micro-time.ts';
 import { ProblemLatch } from '../util/problem-latch.ts';
 
 const GROUP = 'coordination.k8s.io';
@@ -38,11 +39,6 @@ export interface LeaderElectionOptions {
 
 /** Renew deadline by default: below the Lease's 15 s, so a leader stops acting before another may take over. */
 const DEFAULT_RENEW_DEADLINE_MS = 10_000;
-
-/** Lease times are MicroTime: RFC 3339 with six fractional digits. */
-function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
 
 export class LeaderElector {
   private leader = false;

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../log.ts';
 import { isObject, objectAt, stringField } from '../core/json.ts';
+import { microTime } from '../util/micro-time.ts';
 import { describeError, httpStatus, readListPage } from './client.ts';
 
 export interface ObjectReference {
@@ -41,11 +42,6 @@ const MIN_WRITE_INTERVAL_MS = 10_000;
 const MAX_WRITES_PER_MINUTE = 30;
 const MAX_NOTE_BYTES = 1024;
 const JSON_PATCH = setHeaderOptions('Content-Type', PatchStrategy.JsonPatch);
-
-/** MicroTime: RFC 3339 with six fractional digits. */
-function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
 
 function truncate(note: string): string {
   const bytes = Buffer.from(note, 'utf8');
