@@ -166,8 +166,9 @@ export class EventRecorder implements EventSink {
       } else {
         await this.api.patchNamespacedCustomObject({
           group: 'events.k8s.io', version: 'v1', namespace: regarding.namespace, plural: 'events', name: series.name,
-          // `add` sets a member whether or not it is there: the first repeat adds the series, later ones replace it.
-          body: [{ op: 'add', path: '/note', value: series.note }, { op: 'add', path: '/series', value: { count, lastObservedTime: microTime(now) } }],
+          // The series only, as client-go's recorder patches it: kube-apiserver refuses any other change of an
+          // events.k8s.io/v1 Event (its note is immutable: 422). `add` sets the series whether or not it is there.
+          body: [{ op: 'add', path: '/series', value: { count, lastObservedTime: microTime(now) } }],
         }, JSON_PATCH);
       }
       series.count = count;
