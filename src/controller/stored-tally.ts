@@ -17,14 +17,20 @@ export class StoredObjectsTally {
     if (kind === undefined) return;
     const status = objectStatus(kind, item, snapshot, { clusterId });
     if (status === undefined) return;
-    const seen = new Set<string>();
+    // An object counts once for each peer and path its addresses take; most take one or two.
+    const taken = new Map<string, Set<string>>();
     for (const { peer, path } of status.addresses) {
-      const key = `${peer}\0${path}\0${resource.plural}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      const entry = this.counts.get(key) ?? { peer, path, resource: resource.plural, objects: 0 };
-      entry.objects++;
-      this.counts.set(key, entry);
+      let paths = taken.get(peer);
+      if (paths === undefined) taken.set(peer, paths = new Set());
+      paths.add(path);
+    }
+    for (const [peer, paths] of taken) {
+      for (const path of paths) {
+        const key = `${peer}\0${path}\0${resource.plural}`;
+        const entry = this.counts.get(key) ?? { peer, path, resource: resource.plural, objects: 0 };
+        entry.objects++;
+        this.counts.set(key, entry);
+      }
     }
   }
 

@@ -64,12 +64,27 @@ function leafTables(snapshot: Snapshot): string[] {
  * that is not connected, in conflict, ...) instead of only that nothing matched.
  */
 function blockingState(snapshot: Snapshot, fccs: ReadonlyMap<string, ForeignClusterConnection>, cluster: string, address: string): PairState | undefined {
-  return snapshot.forCluster(cluster).states.find((state) => {
-    if (state.usable) return false;
-    const fcc = fccs.get(state.fcc);
-    const prefix = fcc === undefined ? undefined : hubPrefixFor(fcc, cluster);
-    return prefix !== undefined && containsAddress(prefix, address);
-  });
+  return blockers(snapshot, fccs, cluster).find((blocker) => containsAddress(blocker.prefix, address))?.state;
+}
+
+/** Made once per snapshot and cluster rather than per address: `status` and the controller's tally ask for each of 400,000. */
+const BLOCKERS = new WeakMap<Snapshot, Map<string, readonly { readonly state: PairState; readonly prefix: Cidr }[]>>();
+
+/** The unusable states of the cluster's FCCs, each with its hub prefix, in the order of the states. */
+function blockers(snapshot: Snapshot, fccs: ReadonlyMap<string, ForeignClusterConnection>, cluster: string): readonly { readonly state: PairState; readonly prefix: Cidr }[] {
+  let byCluster = BLOCKERS.get(snapshot);
+  if (byCluster === undefined) BLOCKERS.set(snapshot, byCluster = new Map());
+  let found = byCluster.get(cluster);
+  if (found === undefined) {
+    found = snapshot.forCluster(cluster).states.flatMap((state) => {
+      if (state.usable) return [];
+      const fcc = fccs.get(state.fcc);
+      const prefix = fcc === undefined ? undefined : hubPrefixFor(fcc, cluster);
+      return prefix === undefined ? [] : [{ state, prefix }];
+    });
+    byCluster.set(cluster, found);
+  }
+  return found;
 }
 
 /** One address as --explain reports it, in the table and in JSON alike. */
