@@ -8,6 +8,7 @@ import { Metrics } from '../../src/metrics.ts';
 import { SnapshotStore } from '../../src/view/shortcut-view.ts';
 import { fcc, sliceObject, type SliceSpec } from '../support/builders.ts';
 import { startKubeApiServer, type KubeApiServer, type MutateHook } from '../support/kube-api-server.ts';
+import { TestTime } from '../support/test-time.ts';
 import { webhookHook } from '../support/kube-webhook.ts';
 import { recordingLogger, type LogRecord } from '../support/recording-logger.ts';
 import { waitFor } from '../support/wait-for.ts';
@@ -27,7 +28,16 @@ interface World {
   requests(method: string): number;
 }
 
-async function withHealer(slices: readonly SliceSpec[], run: (world: World) => Promise<void>, options: { isLeader?: () => boolean; watchTimeoutSeconds?: number } = {}): Promise<void> {
+interface HealerWorldOptions {
+  readonly isLeader?: () => boolean;
+  readonly watchTimeoutSeconds?: number;
+  /** The controller's clock and the healing watch's timers; real ones without. */
+  readonly time?: TestTime;
+  readonly settleMs?: number;
+  readonly maxConcurrentWrites?: number;
+}
+
+async function withHealer(slices: readonly SliceSpec[], run: (world: World) => Promise<void>, options: HealerWorldOptions = {}): Promise<void> {
   let reviewed = true;
   const store = new SnapshotStore();
   const hook = webhookHook(store);
@@ -40,9 +50,7 @@ async function withHealer(slices: readonly SliceSpec[], run: (world: World) => P
   const metrics = new Metrics();
   const { logger, records, passes } = recordingLogger();
   // No resync and no confirming pass: whatever puts a slice right below is the healing watch.
-  const reconciler = new SliceReconciler({ config, view: store, clusterId: undefined, logger, metrics, resyncIntervalMs: 0, settleMs: 5, confirmAfterMs: 0,
-    ...(options.isLeader === undefined ? {} : { isLeader: options.isLeader }),
-    ...(options.watchTimeoutSeconds === undefined ? {} : { watchTimeoutSeconds: options.watchTimeoutSeconds }) });
+  const reconciler = new SliceReconciler({ config, view: store, clusterId: undefined, logger, metrics, resyncIntervalMs: 0, settleMs: 5, confirmAfterMs: 0, ...options });
   const world: World = {
     server, store, metrics, records,
     passes: () => passes().length,
@@ -131,27 +139,56 @@ test('a replica that is not the leader heals nothing', async () => {
   }, { isLeader: () => { asked++; return leader; } });
 });
 
-test('an object Liqo puts back after every heal (the webhook unreachable) is healed again at doubling delays, not in a loop', async () => {
+/**
+ * Liqo's writer puts `spec` back; resolves with how long the healing watch held the heal back (0: healed at once),
+ * once it is counted as the `heals`th. The clock moves only here, by the delay the watch set.
+ */
+async function putBackAndHeal(world: World, time: TestTime, spec: SliceSpec, heals: number): Promise<number> {
+  const mark = time.timersSet();
+  await world.putBack(spec);
+  // Either healed at once, or held back by a timer set since the put-back: the clock is moved on by its delay.
+  const seen = await waitFor(async () => {
+    // The timers read first: a heal done at once sets the burst's timer only once it is counted.
+    const [delay] = time.setSince(mark);
+    if ((await healed(world.metrics, 'endpointslices', 'not-reviewed')) === heals) return { delay: 0 };
+    return delay === undefined ? undefined : { delay };
+  }, { description: `heal ${heals} done or held back` });
+  time.advance(seen.delay);
+  // Counted right before the burst's timer is set: no timer of this heal is taken for the next put-back's.
+  await waitFor(async () => (await healed(world.metrics, 'endpointslices', 'not-reviewed')) === heals, { description: `heal ${heals}` });
+  return seen.delay;
+}
+
+test('an object Liqo puts back after every heal (the webhook unreachable) is healed again 0.5, 1 and 2 s after, then every 4 s at most: not in a loop, not left for long', async () => {
   const web: SliceSpec = { name: 'web', addresses: [['10.63.0.7']] };
-  await withHealer([web], async ({ addresses, passes, putBack, setReviewed, requests }) => {
+  const time = new TestTime();
+  await withHealer([web], async (world) => {
+    const { addresses, passes, setReviewed, requests } = world;
     await waitFor(() => passes() >= 1 && JSON.stringify(addresses('web')) === '[["10.61.0.7"]]');
     setReviewed(false);
-    const heals: number[] = [];
     const base = requests('PATCH');
-    // Liqo's writer: each heal seen is put back, unreviewed, at once.
-    for (let round = 0; round < 4; round++) {
-      await putBack(web);
-      await waitFor(() => requests('PATCH') > base + round && JSON.stringify(addresses('web')) === '[["10.61.0.7"]]', { description: `heal ${round + 1}`, timeoutMs: 10_000 });
-      heals.push(Date.now());
-    }
-    const gaps = heals.slice(1).map((at, i) => at - (heals[i] ?? at));
-    // Delays of 0.5, 1 and 2 s after the first heal: a loop would heal within milliseconds each time.
-    assert.ok((gaps[0] ?? 0) >= 400, `second heal ${gaps[0]} ms after the first`);
-    // The first delay is half a second, not the second's one: an object put back once is right again within a second.
-    assert.ok((gaps[0] ?? Infinity) < 950, `second heal ${gaps[0]} ms after the first`);
-    assert.ok((gaps[2] ?? 0) >= 1800, `fourth heal ${gaps[2]} ms after the third`);
-    assert.equal(requests('PATCH') - base, 4, 'one patch per heal');
-  });
+    const delays: number[] = [];
+    for (let heal = 1; heal <= 7; heal++) delays.push(await putBackAndHeal(world, time, web, heal));
+    // The first delay is half a second: an object put back once is right again within a second. The cap bounds how
+    // long after the webhook answers again the last write put back waits for its heal.
+    assert.deepEqual(delays, [0, 500, 1000, 2000, 4000, 4000, 4000]);
+    assert.deepEqual(addresses('web'), [['10.61.0.7']]);
+    assert.equal(requests('PATCH') - base, 7, 'one patch per heal');
+  }, { time });
+});
+
+test('a streak of heals ends after 30 s without one: the next write put back is healed at once', async () => {
+  const web: SliceSpec = { name: 'web', addresses: [['10.63.0.7']] };
+  const time = new TestTime();
+  await withHealer([web], async (world) => {
+    await waitFor(() => world.passes() >= 1 && JSON.stringify(world.addresses('web')) === '[["10.61.0.7"]]');
+    world.setReviewed(false);
+    assert.equal(await putBackAndHeal(world, time, web, 1), 0);
+    time.advance(29_999);
+    assert.equal(await putBackAndHeal(world, time, web, 2), 500, 'still in the streak');
+    time.advance(30_000);
+    assert.equal(await putBackAndHeal(world, time, web, 3), 0, 'a new streak');
+  }, { time });
 });
 
 test('a heal soon after the view moved is counted and said as reviewed with an older view (stale-view), not as a write the webhook missed', async () => {
