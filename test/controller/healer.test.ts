@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { KubeConfig } from '@kubernetes/client-node';
 import { SliceReconciler } from '../../src/controller/reconciler.ts';
-import { Metrics } from '../../src/metrics.ts';
+import { Metrics, type HealReason } from '../../src/metrics.ts';
 import { SnapshotStore } from '../../src/view/shortcut-view.ts';
 import { fcc, sliceObject, type SliceSpec } from '../support/builders.ts';
 import { startKubeApiServer, type KubeApiServer, type MutateHook } from '../support/kube-api-server.ts';
@@ -139,24 +139,36 @@ test('a replica that is not the leader heals nothing', async () => {
   }, { isLeader: () => { asked++; return leader; } });
 });
 
+/** The heals of endpointslices counted on /metrics, by reason. */
+async function healsByReason(metrics: Metrics): Promise<Record<HealReason, number>> {
+  return { 'not-reviewed': await healed(metrics, 'endpointslices', 'not-reviewed'), 'stale-view': await healed(metrics, 'endpointslices', 'stale-view') };
+}
+
+const total = (heals: Record<HealReason, number>): number => heals['not-reviewed'] + heals['stale-view'];
+
 /**
- * Liqo's writer puts `spec` back; resolves with how long the healing watch held the heal back (0: healed at once),
- * once it is counted as the `heals`th. The clock moves only here, by the delay the watch set.
+ * Liqo's writer puts `spec` back; resolves once it is healed, with how long the healing watch held the heal back (0:
+ * healed at once) and the reason it was counted for. The clock moves only here, by the delay the watch set.
  */
-async function putBackAndHeal(world: World, time: TestTime, spec: SliceSpec, heals: number): Promise<number> {
+async function putBackAndHeal(world: World, time: TestTime, spec: SliceSpec): Promise<{ readonly after: number; readonly reason: HealReason }> {
+  const before = await healsByReason(world.metrics);
   const mark = time.timersSet();
   await world.putBack(spec);
   // Either healed at once, or held back by a timer set since the put-back: the clock is moved on by its delay.
   const seen = await waitFor(async () => {
     // The timers read first: a heal done at once sets the burst's timer only once it is counted.
     const [delay] = time.setSince(mark);
-    if ((await healed(world.metrics, 'endpointslices', 'not-reviewed')) === heals) return { delay: 0 };
+    if (total(await healsByReason(world.metrics)) > total(before)) return { delay: 0 };
     return delay === undefined ? undefined : { delay };
-  }, { description: `heal ${heals} done or held back` });
+  }, { description: 'healed or held back' });
   time.advance(seen.delay);
   // Counted right before the burst's timer is set: no timer of this heal is taken for the next put-back's.
-  await waitFor(async () => (await healed(world.metrics, 'endpointslices', 'not-reviewed')) === heals, { description: `heal ${heals}` });
-  return seen.delay;
+  const after = await waitFor(async () => {
+    const now = await healsByReason(world.metrics);
+    return total(now) > total(before) ? now : undefined;
+  }, { description: 'healed' });
+  assert.equal(total(after), total(before) + 1, 'one heal');
+  return { after: seen.delay, reason: after['not-reviewed'] > before['not-reviewed'] ? 'not-reviewed' : 'stale-view' };
 }
 
 test('an object Liqo puts back after every heal (the webhook unreachable) is healed again 0.5, 1 and 2 s after, then every 4 s at most: not in a loop, not left for long', async () => {
@@ -168,7 +180,7 @@ test('an object Liqo puts back after every heal (the webhook unreachable) is hea
     setReviewed(false);
     const base = requests('PATCH');
     const delays: number[] = [];
-    for (let heal = 1; heal <= 7; heal++) delays.push(await putBackAndHeal(world, time, web, heal));
+    for (let heal = 1; heal <= 7; heal++) delays.push((await putBackAndHeal(world, time, web)).after);
     // The first delay is half a second: an object put back once is right again within a second. The cap bounds how
     // long after the webhook answers again the last write put back waits for its heal.
     assert.deepEqual(delays, [0, 500, 1000, 2000, 4000, 4000, 4000]);
@@ -183,11 +195,11 @@ test('a streak of heals ends after 30 s without one: the next write put back is 
   await withHealer([web], async (world) => {
     await waitFor(() => world.passes() >= 1 && JSON.stringify(world.addresses('web')) === '[["10.61.0.7"]]');
     world.setReviewed(false);
-    assert.equal(await putBackAndHeal(world, time, web, 1), 0);
+    assert.equal((await putBackAndHeal(world, time, web)).after, 0);
     time.advance(29_999);
-    assert.equal(await putBackAndHeal(world, time, web, 2), 500, 'still in the streak');
+    assert.equal((await putBackAndHeal(world, time, web)).after, 500, 'still in the streak');
     time.advance(30_000);
-    assert.equal(await putBackAndHeal(world, time, web, 3), 0, 'a new streak');
+    assert.equal((await putBackAndHeal(world, time, web)).after, 0, 'a new streak');
   }, { time });
 });
 
@@ -206,6 +218,30 @@ test('a heal soon after the view moved is counted and said as reviewed with an o
     await waitFor(() => records.some((r) => r.msg === 'healed stored objects reviewed with an older view'), { description: 'said as an older view' });
     assert.equal(records.find((r) => r.msg === 'healed stored objects reviewed with an older view')?.level, 'info', 'info: the webhook did its part');
   });
+});
+
+test('10 s after the view moved, a heal counts as stale-view while the pass for the move has not caught up, and as not-reviewed once it has', async () => {
+  const web: SliceSpec = { name: 'web', addresses: [['10.63.0.7']] };
+  const time = new TestTime();
+  await withHealer([web], async (world) => {
+    const { server, store, passes, addresses, setReviewed } = world;
+    await waitFor(() => passes() >= 1 && JSON.stringify(addresses('web')) === '[["10.61.0.7"]]');
+    time.advance(1000);
+    // The pass for the move is kept listing: an object found out of step meanwhile may be its, reviewed before it.
+    const listing = server.holdNext({ method: 'GET', pathIncludes: '/endpointslices', watch: false });
+    store.publishFccs([fcc(), fcc({ name: 'other', a: 'cluster4', b: 'cluster5', aPod: '10.90.0.0/16', aRemapped: '10.91.0.0/16', bPod: '10.92.0.0/16', bRemapped: '10.93.0.0/16' })]);
+    await listing.arrived;
+    time.advance(10_000);
+    setReviewed(false);
+    try {
+      assert.deepEqual(await putBackAndHeal(world, time, web), { after: 0, reason: 'stale-view' });
+    } finally {
+      listing.release();
+    }
+    await waitFor(() => passes() >= 2, { description: 'the pass for the move' });
+    // Now the webhook has had the view for 10 s and the pass has caught up: an object out of step was not reviewed.
+    assert.deepEqual(await putBackAndHeal(world, time, web), { after: 500, reason: 'not-reviewed' });
+  }, { time });
 });
 
 test('the healing watch listed again (its history compacted) asks for a pass: events may have been missed', async () => {
