@@ -244,6 +244,34 @@ test('10 s after the view moved, a heal counts as stale-view while the pass for 
   }, { time });
 });
 
+test('a heal queued while the view moves is planned again on the view it is written under, from the object as stored', async () => {
+  const first: SliceSpec = { name: 'first', addresses: [['10.63.0.7']] };
+  const second: SliceSpec = { name: 'second', addresses: [['10.63.0.9']] };
+  let asked = 0;
+  // One heal in flight at a time, no pass for a minute, and timers that never run: only the queued heal writes.
+  await withHealer([first, second], async ({ server, store, addresses, putBack, setReviewed }) => {
+    await waitFor(() => server.openWatches() > 0, { description: 'the healing watch' });
+    setReviewed(false);
+    const held = server.holdNext({ method: 'PATCH', pathIncludes: '/first' });
+    try {
+      await putBack({ ...first, addresses: [['10.63.0.8']] });
+      await held.arrived;
+      const before = asked;
+      await putBack({ ...second, addresses: [['10.63.0.10']] });
+      await waitFor(() => asked > before, { description: 'the second heal planned and queued behind the first' });
+      // The FCC's remapped network moves while the second heal waits in the queue.
+      store.publishFccs([fcc({ aRemapped: '10.71.0.0/16' })]);
+    } finally {
+      held.release();
+    }
+    const healed = await waitFor(() => {
+      const now = JSON.stringify(addresses('second'));
+      return now === '[["10.63.0.10"]]' ? undefined : now;
+    }, { description: 'the second healed' });
+    assert.equal(healed, '[["10.71.0.10"]]', 'written as the view says now, not as it said when the heal was queued');
+  }, { isLeader: () => { asked++; return true; }, settleMs: 60_000, maxConcurrentWrites: 1, time: new TestTime() });
+});
+
 test('the healing watch listed again (its history compacted) asks for a pass: events may have been missed', async () => {
   const web: SliceSpec = { name: 'web', addresses: [['10.63.0.7']] };
   await withHealer([web], async ({ server, passes, addresses }) => {
