@@ -72,6 +72,9 @@ async function withHealer(slices: readonly SliceSpec[], run: (world: World) => P
   }
 }
 
+/** A pair of two other clusters: published beside web's, the view moves and web's plan stays the same. */
+const OTHER_PAIR = fcc({ name: 'other', a: 'cluster4', b: 'cluster5', aPod: '10.90.0.0/16', aRemapped: '10.91.0.0/16', bPod: '10.92.0.0/16', bRemapped: '10.93.0.0/16' });
+
 const healed = async (metrics: Metrics, resource: string, reason: string): Promise<number> => {
   const text = await metrics.registry.metrics();
   const line = text.split('\n').find((l) => l.startsWith(`shortcut_webhook_objects_healed_total{resource="${resource}",reason="${reason}"}`));
@@ -208,7 +211,7 @@ test('a heal soon after the view moved is counted and said as reviewed with an o
   await withHealer([web], async ({ addresses, passes, putBack, setReviewed, store, metrics, records }) => {
     await waitFor(() => passes() >= 1 && JSON.stringify(addresses('web')) === '[["10.61.0.7"]]');
     // The view moves (another pair usable; web's plan is the same): its pass writes nothing, and the settling time runs.
-    store.publishFccs([fcc(), fcc({ name: 'other', a: 'cluster4', b: 'cluster5', aPod: '10.90.0.0/16', aRemapped: '10.91.0.0/16', bPod: '10.92.0.0/16', bRemapped: '10.93.0.0/16' })]);
+    store.publishFccs([fcc(), OTHER_PAIR]);
     await waitFor(() => passes() >= 2, { description: 'the pass for the move' });
     setReviewed(false);
     await putBack(web);
@@ -226,10 +229,12 @@ test('10 s after the view moved, a heal counts as stale-view while the pass for 
   await withHealer([web], async (world) => {
     const { server, store, passes, addresses, setReviewed } = world;
     await waitFor(() => passes() >= 1 && JSON.stringify(addresses('web')) === '[["10.61.0.7"]]');
+    // The first pass started a second before the view moves: it caught up with the view before the move, not with it.
     time.advance(1000);
-    // The pass for the move is kept listing: an object found out of step meanwhile may be its, reviewed before it.
+    // The pass for the move is kept listing: until it has caught up, an object out of step may be one the webhook
+    // reviewed with the view before the move.
     const listing = server.holdNext({ method: 'GET', pathIncludes: '/endpointslices', watch: false });
-    store.publishFccs([fcc(), fcc({ name: 'other', a: 'cluster4', b: 'cluster5', aPod: '10.90.0.0/16', aRemapped: '10.91.0.0/16', bPod: '10.92.0.0/16', bRemapped: '10.93.0.0/16' })]);
+    store.publishFccs([fcc(), OTHER_PAIR]);
     await listing.arrived;
     time.advance(10_000);
     setReviewed(false);
