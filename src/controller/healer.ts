@@ -10,6 +10,7 @@ import { namespacedName } from '../core/object-name.ts';
 import { describeError, httpStatus } from '../kube/client.ts';
 import type { Logger } from '../log.ts';
 import type { HealReason, Metrics } from '../metrics.ts';
+import { realTime, type TimeSource } from '../util/time-source.ts';
 import { ListWatch } from '../view/list-watch.ts';
 import type { PlannedWrite, Resource } from './resource.ts';
 import type { StoredObjects } from './stored-objects.ts';
@@ -35,6 +36,8 @@ export interface HealerOptions {
   readonly watchTimeoutSeconds?: number;
   /** How long heals are gathered into one log line. */
   readonly burstMs?: number;
+  /** The streaks' clock and the timers of the re-heal delays and the burst's line (realTime unless a test moves its own). */
+  readonly time?: TimeSource;
 }
 
 interface QueuedHeal {
@@ -68,14 +71,16 @@ export class Healer {
   private active = 0;
   private readonly idleWaiters: (() => void)[] = [];
   private burst: Map<string, number> | undefined;
-  private burstTimer: NodeJS.Timeout | undefined;
+  private cancelBurst: (() => void) | undefined;
   private stopped = false;
   /** Heals of an object in a row, each soon after the one before, and when the last was stored. */
   private readonly streaks = new Map<string, { readonly count: number; readonly at: number }>();
-  /** Heals waiting out their delay: the object is read again when it ends. */
-  private readonly deferred = new Map<string, NodeJS.Timeout>();
+  /** Heals waiting out their delay, each with its timer's cancel: the object is read again when it ends. */
+  private readonly deferred = new Map<string, () => void>();
+  private readonly time: TimeSource;
 
   constructor(private readonly options: HealerOptions) {
+    this.time = options.time ?? realTime;
     this.watches = options.resources.map((resource) => this.watch(resource));
   }
 
@@ -86,7 +91,7 @@ export class Healer {
   async stop(): Promise<void> {
     this.stopped = true;
     this.queue.clear();
-    for (const timer of this.deferred.values()) clearTimeout(timer);
+    for (const cancel of this.deferred.values()) cancel();
     this.deferred.clear();
     await Promise.all(this.watches.map((watch) => watch.stop()));
     await this.idle();
@@ -138,13 +143,11 @@ export class Healer {
       return;
     }
     if (this.deferred.has(key)) return;
-    const timer = setTimeout(() => {
+    this.deferred.set(key, this.time.after(delay, () => {
       this.deferred.delete(key);
       // Planned on no view: the heal reads what is stored by then, and plans it on the view as it is then.
       this.enqueue(key, { resource, write, viewVersion: Number.NaN, reason });
-    }, delay);
-    timer.unref();
-    this.deferred.set(key, timer);
+    }));
   }
 
   private enqueue(key: string, heal: QueuedHeal): void {
@@ -157,7 +160,7 @@ export class Healer {
   private rehealDelay(key: string): number {
     const streak = this.streaks.get(key);
     if (streak === undefined) return 0;
-    if (Date.now() - streak.at >= STREAK_RESET_MS) {
+    if (this.time.now() - streak.at >= STREAK_RESET_MS) {
       this.streaks.delete(key);
       return 0;
     }
@@ -165,14 +168,14 @@ export class Healer {
   }
 
   private healed(key: string): void {
-    const now = Date.now();
+    const now = this.time.now();
     const streak = this.streaks.get(key);
     this.streaks.set(key, { count: streak !== undefined && now - streak.at < STREAK_RESET_MS ? streak.count + 1 : 1, at: now });
   }
 
   /** Streaks that ended: the map holds only objects healed in the last STREAK_RESET_MS. */
   private forgetOldStreaks(): void {
-    const now = Date.now();
+    const now = this.time.now();
     for (const [key, streak] of this.streaks) if (now - streak.at >= STREAK_RESET_MS) this.streaks.delete(key);
   }
 
@@ -219,13 +222,12 @@ export class Healer {
   private noteBurst(key: string): void {
     this.burst ??= new Map();
     this.burst.set(key, (this.burst.get(key) ?? 0) + 1);
-    this.burstTimer ??= setTimeout(() => this.flushBurst(), this.options.burstMs ?? DEFAULT_BURST_MS);
-    this.burstTimer.unref();
+    this.cancelBurst ??= this.time.after(this.options.burstMs ?? DEFAULT_BURST_MS, () => this.flushBurst());
   }
 
   private flushBurst(): void {
-    if (this.burstTimer !== undefined) clearTimeout(this.burstTimer);
-    this.burstTimer = undefined;
+    this.cancelBurst?.();
+    this.cancelBurst = undefined;
     const burst = this.burst;
     this.burst = undefined;
     this.forgetOldStreaks();

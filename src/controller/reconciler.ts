@@ -6,6 +6,7 @@
 // StoredWriter (writer.ts), whose fence stops a pass the moment this replica may no longer write.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from '../util/backoff.ts';
+import { realTime, type TimeSource } from '../util/time-source.ts';
 import { pairSignature } from '../core/pair-changes.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import { describeError, httpStatus, type ListPage } from '../kube/client.ts';
@@ -59,6 +60,11 @@ export interface ReconcilerOptions {
   readonly heal?: boolean;
   /** The healing watch's timeout (its list-watch default unless set). */
   readonly watchTimeoutSeconds?: number;
+  /**
+   * The clock of the passes and of the healing watch, and the healing watch's timers (realTime unless a test moves its
+   * own). The pass's own timers (settling, resync, confirmation) stay real: tests shorten them by the options above.
+   */
+  readonly time?: TimeSource;
 }
 
 /**
@@ -94,6 +100,7 @@ export class SliceReconciler {
   private readonly writer: StoredWriter;
   private readonly healer: Healer | undefined;
   private readonly backoff: Backoff;
+  private readonly time: TimeSource;
   /** A pass found the view lapsed: one more once it is fresh. */
   private waitingForFresh = false;
   /** When the view last moved (epoch ms), and when the last pass that finished had started: see healReason. */
@@ -122,6 +129,7 @@ export class SliceReconciler {
   constructor(private readonly options: ReconcilerOptions) {
     this.api = options.storedObjects ?? leanStoredObjects(options.config);
     this.resources = options.resources ?? [ENDPOINT_SLICES];
+    this.time = options.time ?? realTime;
     const planNow = (resource: Resource, item: unknown) => resource.plan(item, { snapshot: options.view.current(), clusterId: options.clusterId });
     this.writer = new StoredWriter({
       api: this.api, logger: options.logger, metrics: options.metrics,
@@ -130,7 +138,7 @@ export class SliceReconciler {
     });
     this.healer = options.heal === false ? undefined : new Healer({
       config: options.config, api: this.api, resources: this.resources, writer: this.writer, logger: options.logger, metrics: options.metrics,
-      maxConcurrentWrites: options.maxConcurrentWrites ?? DEFAULT_MAX_CONCURRENT_PATCHES,
+      maxConcurrentWrites: options.maxConcurrentWrites ?? DEFAULT_MAX_CONCURRENT_PATCHES, time: this.time,
       plan: (resource, item) => {
         if (this.fence() !== undefined || !options.view.isSynced()) return undefined;
         const snapshot = options.view.current();
@@ -160,7 +168,7 @@ export class SliceReconciler {
       if (signature === this.signature) return;
       const first = this.signature === undefined;
       this.signature = signature;
-      if (!first) this.viewMovedAt = Date.now();
+      if (!first) this.viewMovedAt = this.time.now();
       this.trigger(first ? 'first sync of the view' : 'usable pairs changed');
     };
     this.unsubscribe = this.options.view.subscribe(check);
@@ -217,7 +225,7 @@ export class SliceReconciler {
   private healReason(): HealReason {
     const moved = this.viewMovedAt;
     if (moved === undefined) return 'not-reviewed';
-    return Date.now() - moved < VIEW_SETTLING_MS || this.caughtUpAt < moved ? 'stale-view' : 'not-reviewed';
+    return this.time.now() - moved < VIEW_SETTLING_MS || this.caughtUpAt < moved ? 'stale-view' : 'not-reviewed';
   }
 
   private async pass(): Promise<void> {
@@ -236,7 +244,7 @@ export class SliceReconciler {
       return;
     }
     this.passesStarted++;
-    const startedAt = Date.now();
+    const startedAt = this.time.now();
     const results: Record<ReconcileResult, number> = { patched: 0, unchanged: 0, conflict: 0, error: 0, gone: 0 };
     let listed = 0;
     const limit = this.options.maxConcurrentWrites ?? DEFAULT_MAX_CONCURRENT_PATCHES;
@@ -282,7 +290,7 @@ export class SliceReconciler {
     }
     this.caughtUpAt = startedAt;
     if (results.error === 0) tally.publish(this.options.metrics);
-    this.options.onPassDone?.({ startedAt, endedAt: Date.now(), patched: results.patched });
+    this.options.onPassDone?.({ startedAt, endedAt: this.time.now(), patched: results.patched });
     // One decision per pass, so the delay grows while passes keep failing (a write refused 403 on every pass would
     // otherwise relist everything twice a second) and starts over after a clean one.
     // A slice still in conflict after its retries was written by someone else meanwhile: plan it again soon, not at

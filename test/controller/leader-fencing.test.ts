@@ -40,6 +40,29 @@ test('a leader whose process was stopped past its renew deadline is no leader th
   }
 });
 
+test('a term runs from when its renewal was sent, not from its answer: the time the request was in flight counts against it', async () => {
+  const server = await startKubeApiServer();
+  let clock = 1_000_000;
+  const a = await elector(server, 'pod-a', { monotonic: () => clock, renewIntervalMs: 3_600_000 });
+  try {
+    // The request that takes the Lease is answered 3 s after it was sent (a slow API server, a congested link):
+    // the API server may have stored the renewal at any moment of those 3 s, so the term cannot start later than the send.
+    const held = server.holdNext({ method: 'POST', pathIncludes: '/leases' });
+    a.start();
+    await held.arrived;
+    clock += 3_000;
+    held.release();
+    await waitFor(() => a.isLeader(), { description: 'a leads' });
+    clock = 1_000_000 + 9_999;
+    assert.equal(a.isLeader(), true, 'within the renew deadline of the send');
+    clock += 2;
+    assert.equal(a.isLeader(), false, 'past the renew deadline of the send, though not of the answer');
+  } finally {
+    await a.stop();
+    await server.close();
+  }
+});
+
 test('a renewal answered after the renew deadline starts no term', async () => {
   const server = await startKubeApiServer();
   let clock = 0;

@@ -71,3 +71,35 @@ test('a lapsed view plans no write until its sources have listed again, then a p
     await server.close();
   }
 });
+
+test('a controller stopped while a write is answered 409 stops its pass: the conflict is not read again, nor counted or said as an error', async () => {
+  const store = new SnapshotStore();
+  const server = await startKubeApiServer({ mutate: webhookHook(store) });
+  const [web] = slices;
+  if (web !== undefined) await server.create(sliceObject(web));
+  store.publishFccs([fcc()]);
+  const config = new KubeConfig();
+  config.loadFromFile(await server.kubeconfig());
+  const { logger, records } = recordingLogger();
+  const metrics = new Metrics();
+  const reconciler = new SliceReconciler({ config, view: store, clusterId: undefined, logger, metrics, resyncIntervalMs: 0,
+    settleMs: 5, confirmAfterMs: 0, heal: false });
+  try {
+    // The pass's one write, answered 409 (another writer got there first) once the controller has begun to stop: the
+    // read that would follow meets the fence, and a shutdown is no failure of the pass.
+    const held = server.holdNext({ method: 'PATCH' });
+    server.failNext({ method: 'PATCH' }, 409);
+    reconciler.start();
+    await held.arrived;
+    const stopped = reconciler.stop();
+    held.release();
+    await stopped;
+    assert.equal(server.requests.filter((r) => r.method === 'GET' && r.path.endsWith(`/${web?.name ?? ''}`)).length, 0, 'not read again');
+    const errors = (await metrics.registry.metrics()).split('\n').find((line) => line.startsWith('shortcut_webhook_slices_reconciled_total{result="error"}'));
+    assert.equal(errors, 'shortcut_webhook_slices_reconciled_total{result="error"} 0');
+    assert.deepEqual(records.filter((r) => r.level === 'warn' || r.msg === 'reconcile pass done').map((r) => r.msg), []);
+  } finally {
+    await reconciler.stop();
+    await server.close();
+  }
+});

@@ -512,6 +512,25 @@ test('failNext injects one failure, and setAvailable(false) fails every request 
   assert.equal((await discovery.listNamespacedEndpointSlice({ namespace: 'default' })).items.length, 1);
 });
 
+test('holdNext keeps one matching request until released, then serves it, an injected failure included', async (t) => {
+  const { server, kc } = await setup(t);
+  await server.create(slice('s1'));
+  const discovery = kc.makeApiClient(DiscoveryV1Api);
+  const held = server.holdNext({ method: 'PATCH', pathIncludes: '/endpointslices/s1' });
+  server.failNext({ method: 'PATCH' }, 409);
+  let settled = false;
+  const patch = rejection(discovery.patchNamespacedEndpointSlice(
+    { name: 's1', namespace: 'default', body: [{ op: 'add', path: '/metadata/labels/touched', value: 'yes' }] })).finally(() => { settled = true; });
+  await held.arrived;
+  // Other requests go on meanwhile, and so do the test's own writes.
+  assert.equal((await discovery.listNamespacedEndpointSlice({ namespace: 'default' })).items.length, 1);
+  await server.create(slice('s2'));
+  assert.equal(settled, false, 'the held request is not answered');
+  held.release();
+  assert.equal((await patch).status?.['reason'], 'Conflict', 'the failure injected while it was held');
+  assert.equal(server.requests.filter((r) => r.method === 'PATCH').length, 1);
+});
+
 test('the mutate hook sees every create and update, and what it returns is stored', async (t) => {
   const operations: string[] = [];
   const { server, kc } = await setup(t, {

@@ -160,6 +160,14 @@ export interface FailureMatch {
   readonly count?: number;
 }
 
+/** A request the server holds on arrival (holdNext). */
+export interface HeldRequest {
+  /** Resolves once a matching request has arrived and is held. */
+  readonly arrived: Promise<void>;
+  /** Lets it go on: it is served as it would have been, an injected failure included. */
+  release(): void;
+}
+
 export interface RecordedRequest {
   readonly method: string;
   readonly path: string;
@@ -217,6 +225,12 @@ export interface KubeApiServer {
    * A 429 or 503 says Retry-After: 1 (the API server's own), or `retryAfterSeconds` (0: no header).
    */
   failNext(match: FailureMatch, status: number, options?: { readonly retryAfterSeconds?: number }): void;
+  /**
+   * The next request matching `match` (one request: `count` is not read) waits on arrival, before any other work,
+   * until released: a request in flight for as long as a test needs, while the test moves the world. An injected
+   * failure is taken once it goes on; close() lets go of whatever is still held.
+   */
+  holdNext(match: FailureMatch): HeldRequest;
   /** While unavailable, open watches are dropped and requests fail as `mode` says (default 'status'). */
   setAvailable(available: boolean, options?: { readonly mode?: UnavailableMode }): void;
   /** From now on only this bearer token is accepted (a rotated, revoked one answers 401); open watches carry on. */
@@ -909,6 +923,12 @@ function parseRv(value: string): number {
   return Number(value);
 }
 
+function matches(match: FailureMatch, method: string, path: string, watch: boolean): boolean {
+  return (match.method === undefined || match.method.toUpperCase() === method)
+    && (match.pathIncludes === undefined || path.includes(match.pathIncludes))
+    && (match.watch === undefined || match.watch === watch);
+}
+
 class ApiServer implements KubeApiServer {
   url = '';
   private readonly store: Store;
@@ -917,6 +937,9 @@ class ApiServer implements KubeApiServer {
   private accepted = 0;
   private readonly log: Array<{ -readonly [K in keyof RecordedRequest]: RecordedRequest[K] }> = [];
   private readonly failures: Array<{ match: FailureMatch; status: number; remaining: number; retryAfterSeconds: number | undefined }> = [];
+  private readonly holds: Array<{ match: FailureMatch; arrive: () => void; released: Promise<void> }> = [];
+  /** Every hold's release, taken or not: close() must not leave a request waiting. */
+  private readonly releases: (() => void)[] = [];
   private readonly tempDirs: string[] = [];
   private unavailable: UnavailableMode | undefined;
   private token: string | undefined;
@@ -951,6 +974,7 @@ class ApiServer implements KubeApiServer {
   }
 
   async close(): Promise<void> {
+    for (const release of this.releases.splice(0)) release();
     this.endWatches();
     await new Promise<void>((resolve) => {
       this.server.close(() => resolve());
@@ -1071,6 +1095,16 @@ class ApiServer implements KubeApiServer {
     this.failures.push({ match, status, remaining: match.count ?? 1, retryAfterSeconds: options.retryAfterSeconds });
   }
 
+  holdNext(match: FailureMatch): HeldRequest {
+    let arrive = (): void => {};
+    let release = (): void => {};
+    const arrived = new Promise<void>((resolve) => { arrive = resolve; });
+    const released = new Promise<void>((resolve) => { release = resolve; });
+    this.holds.push({ match, arrive, released });
+    this.releases.push(release);
+    return { arrived, release };
+  }
+
   setToken(token: string): void {
     this.token = token;
   }
@@ -1099,10 +1133,7 @@ class ApiServer implements KubeApiServer {
   }
 
   private takeFailure(method: string, path: string, watch: boolean): { status: number; retryAfterSeconds: number | undefined } | undefined {
-    const index = this.failures.findIndex(({ match }) =>
-      (match.method === undefined || match.method.toUpperCase() === method)
-      && (match.pathIncludes === undefined || path.includes(match.pathIncludes))
-      && (match.watch === undefined || match.watch === watch));
+    const index = this.failures.findIndex(({ match }) => matches(match, method, path, watch));
     const failure = this.failures[index];
     if (failure === undefined) return undefined;
     failure.remaining -= 1;
@@ -1141,6 +1172,12 @@ class ApiServer implements KubeApiServer {
       }
       const route = this.route(url.pathname);
       if (route?.watchPath === true) entry.watch = true;
+      const hold = this.holds.findIndex(({ match }) => matches(match, method, url.pathname, entry.watch));
+      if (hold >= 0) {
+        const [held] = this.holds.splice(hold, 1);
+        held?.arrive();
+        await held?.released;
+      }
       const injected = this.takeFailure(method, url.pathname, entry.watch);
       if (injected !== undefined) throw genericStatusError(injected.status, route?.resource.def, route?.name, injected.retryAfterSeconds);
       // No discovery documents: the product names every path itself (CustomObjectsApi), never asks what is served.
