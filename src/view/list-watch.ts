@@ -356,9 +356,9 @@ export class ListWatch<T> {
       const started = Date.now();
       const end = await this.watchOnce();
       if (this.stopped) break;
-      if (this.relistWaiters.length > 0) continue;
-      // Not a restart the server caused: view_watch_restarts counts dropped watches only.
-      if (end.kind === 'credentials') { watches--; continue; }
+      // Not a restart the server caused (a relist asked after a pause, new credentials): view_watch_restarts counts
+      // dropped watches only.
+      if (this.relistWaiters.length > 0 || end.kind === 'credentials') { watches--; continue; }
       if (end.kind === 'gone') {
         // The history we would resume from is compacted: only a fresh list is consistent again.
         needList = true;
