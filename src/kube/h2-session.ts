@@ -58,6 +58,8 @@ class Unprocessed extends Error {
 
 interface Negotiation {
   readonly key: string;
+  readonly tls: SessionTls;
+  readonly origin: string;
   /** The session once h2 is agreed; undefined when the server speaks HTTP/1.1 only. */
   readonly session: Promise<ClientHttp2Session | undefined>;
 }
@@ -72,10 +74,12 @@ export class Http2Sessions {
    * failed connection (refused, a certificate not trusted) rejects, as the request would over HTTP/1.1.
    */
   private async session(server: URL, tls: SessionTls): Promise<ClientHttp2Session | undefined> {
-    const key = tlsKey(server.origin, tls);
+    // The same material object again (the client takes it from the KubeConfig once a second) needs no comparing.
+    const same = this.current !== undefined && this.current.tls === tls && this.current.origin === server.origin;
+    const key = same && this.current !== undefined ? this.current.key : tlsKey(server.origin, tls);
     if (this.current?.key !== key) {
       const replaced = this.current;
-      this.current = { key, session: this.negotiate(server, tls) };
+      this.current = { key, tls, origin: server.origin, session: this.negotiate(server, tls) };
       // Closed gracefully: its streams in flight finish, new ones go to the new session.
       void replaced?.session.then((session) => session?.close(), () => {});
     }
