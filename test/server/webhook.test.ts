@@ -213,6 +213,27 @@ test('with --cluster-id, an unlabelled slice is rewritten for that cluster; a re
   }
 });
 
+test('a rewritten address counts in addresses_rewritten_total only, a restored one in addresses_restored_total only', async () => {
+  const fresh = await startHarness({ fccs: [fcc()] });
+  const counted = async () => {
+    const text = await (await fetch(`${fresh.opsUrl}/metrics`)).text();
+    const value = (name: string) => Number(new RegExp(`^shortcut_webhook_${name} (\\d+)$`, 'm').exec(text)?.[1]);
+    return { rewritten: value('addresses_rewritten_total'), restored: value('addresses_restored_total') };
+  };
+  try {
+    await post1(fresh.url, fresh.certs.ca, JSON.stringify(reviewObject(sliceObject({ addresses: [['10.63.0.151'], ['10.63.0.152']] }))));
+    assert.deepEqual(await counted(), { rewritten: 2, restored: 0 });
+    // A shortcut address whose hub address no usable pair holds any more (10.200/16): back to the hub address.
+    const stale = sliceObject({ addresses: [['10.61.0.9']], annotations: {
+      'liqo.io/shortcut-addresses': '10.61.0.9', 'liqo.io/shortcut-original-addresses': '{"10.61.0.9":"10.200.0.9"}' } });
+    const answer = await post1(fresh.url, fresh.certs.ca, JSON.stringify(reviewObject(stale, { operation: 'UPDATE' })));
+    assert.deepEqual((decodePatch(answer.body) as { path: string; value?: unknown }[])[0], { op: 'replace', path: '/endpoints/0/addresses/0', value: '10.200.0.9' });
+    assert.deepEqual(await counted(), { rewritten: 2, restored: 1 });
+  } finally {
+    await fresh.close();
+  }
+});
+
 test('a change of annotations alone is patched too: an identity pair is flagged, a stale flag removed', async () => {
   const identity = await startHarness({ fccs: [fcc({ aPod: '10.70.0.0/16', aRemapped: '10.70.0.0/16' })] });
   try {
