@@ -192,6 +192,21 @@ test('counts reviews by operation and result in the metrics', async () => {
   assert.match(text, /shortcut_webhook_admission_duration_seconds_bucket\{le="10"\}/);
 });
 
+test('a body refused on a route called with the API server\'s ?timeout= is counted for that route, not as unknown', async () => {
+  const fresh = await startHarness({ fccs: [fcc()] });
+  try {
+    // kube-apiserver always calls the webhook with ?timeout=<the configuration's timeoutSeconds>s.
+    assert.equal((await post1(fresh.url, fresh.certs.ca, '{"apiVersion":', { path: '/mutate/endpointslices?timeout=5s' })).status, 400);
+    assert.equal((await post1(fresh.url, fresh.certs.ca, '{}', { path: '/mutate/shadowendpointslices?timeout=5s', contentType: 'text/plain' })).status, 415);
+    const text = await fresh.metrics.registry.metrics();
+    assert.match(text, /admission_requests_total\{operation="unknown",result="error",resource="endpointslices"\} 1$/m);
+    assert.match(text, /admission_requests_total\{operation="unknown",result="error",resource="shadowendpointslices"\} 1$/m);
+    assert.doesNotMatch(text, /resource="unknown"/);
+  } finally {
+    await fresh.close();
+  }
+});
+
 test('with --cluster-id, an unlabelled slice is rewritten for that cluster; a restore is counted', async () => {
   const local = await startHarness({ fccs: [fcc()], clusterId: 'cluster2' });
   try {
