@@ -169,6 +169,20 @@ test('SHORTCUT_WEBHOOK_PORT=tcp://... is recognised as a Kubernetes service link
   assert.match(parsed.warnings[0] ?? '', /SHORTCUT_WEBHOOK_PORT=tcp:\/\/10\.96\.0\.12:443: that is a Kubernetes service link .*enableServiceLinks: false/);
 });
 
+test('every service link Kubernetes makes for a Service named shortcut-webhook with a named port is no typo: only the PORT link is said, as a link', async () => {
+  const { parseCommand } = await import('../../src/cli.ts');
+  // What the kubelet injects for Service shortcut-webhook, port 443 named https (pkg/kubelet/envvars).
+  const links = {
+    SHORTCUT_WEBHOOK_SERVICE_HOST: '10.96.0.12', SHORTCUT_WEBHOOK_SERVICE_PORT: '443', SHORTCUT_WEBHOOK_SERVICE_PORT_HTTPS: '443',
+    SHORTCUT_WEBHOOK_PORT: 'tcp://10.96.0.12:443', SHORTCUT_WEBHOOK_PORT_443_TCP: 'tcp://10.96.0.12:443',
+    SHORTCUT_WEBHOOK_PORT_443_TCP_PROTO: 'tcp', SHORTCUT_WEBHOOK_PORT_443_TCP_PORT: '443', SHORTCUT_WEBHOOK_PORT_443_TCP_ADDR: '10.96.0.12',
+  };
+  const parsed = parseCommand(['serve', '--tls-cert', 'c', '--tls-key', 'k'], links);
+  assert.ok(parsed.kind === 'serve');
+  assert.equal(parsed.warnings.length, 1, parsed.warnings.join('\n'));
+  assert.match(parsed.warnings[0] ?? '', /^ignored SHORTCUT_WEBHOOK_PORT=tcp:\/\/10\.96\.0\.12:443: that is a Kubernetes service link/);
+});
+
 test('boolean variables accept every spelling the message names', async () => {
   const { parseCommand } = await import('../../src/cli.ts');
   for (const [value, expected] of [['true', false], ['yes', false], ['1', false], ['false', true], ['no', true], ['0', true], ['TRUE', false]] as const) {
