@@ -10,6 +10,7 @@ import { createLogger } from '../../src/log.ts';
 import { Metrics } from '../../src/metrics.ts';
 import { SnapshotStore } from '../../src/view/shortcut-view.ts';
 import { configurationObject, fcc } from '../support/builders.ts';
+import { directWorldParts } from '../support/direct-world.ts';
 import { startKubeApiServer, type KubeApiServer, type ResourceDefinition } from '../support/kube-api-server.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -255,4 +256,18 @@ test('an Event regards the peer\'s Connection, else its Configuration, else the 
   } finally {
     await close(w);
   }
+});
+
+test('peer_path names the leaf\'s peers, never the leaf itself, which the hub\'s Configurations name like any of its peers', async () => {
+  const metrics = new Metrics();
+  const peers = new PeerEvents({ clusterId: 'cluster2', events: undefined, metrics, logger: createLogger('silent'), isLeader: () => true, regarding: async () => undefined });
+  const store = new SnapshotStore();
+  store.subscribe((snapshot) => peers.observe(snapshot));
+  // The hub keeps a Configuration for each of its leaves: cluster2 (this leaf), cluster3 and cluster4.
+  store.publish(directWorldParts());
+  const series = (await metrics.registry.metrics()).split('\n').filter((line) => line.startsWith('shortcut_webhook_peer_path{'));
+  assert.deepEqual(series, [
+    'shortcut_webhook_peer_path{peer="cluster3",path="direct",reason="direct",connection="Connected"} 1',
+    'shortcut_webhook_peer_path{peer="cluster4",path="direct",reason="direct",connection="Connected"} 1',
+  ]);
 });
