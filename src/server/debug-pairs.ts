@@ -112,7 +112,8 @@ export function debugPairs({ snapshot, clusterId, synced, lastSync, sources }: D
           configuration: c.ref, peer: c.remoteCluster ?? null,
           hubViewPodCIDRs: c.podMappings.map((m) => m.seen.text), peerPodCIDRs: c.podMappings.map((m) => m.declared.text),
         })),
-        directNetworks: snapshot.directNetworks.map(({ peer, state, detail }) => ({ peer, state, detail })),
+        // The hub names its every leaf, this one too: with --cluster-id it is known, and no peer of its own.
+        directNetworks: snapshot.directNetworks.flatMap(({ peer, state, detail }) => (peer === clusterId ? [] : [{ peer, state, detail }])),
         directConnections: peerDirectConnections(snapshot, clusterId),
       }
       : { known: false, why: snapshot.hub.why },

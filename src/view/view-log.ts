@@ -39,12 +39,16 @@ function pairLogger(logger: Logger, clusterId: string | undefined): (snapshot: S
   };
 }
 
-/** Logs the leaf's direct network to each of the hub's peers (the stock path) once per change. */
-function directNetworkLogger(logger: Logger): (snapshot: Snapshot) => void {
+/**
+ * Logs the leaf's direct network to each of the hub's peers (the stock path) once per change. The hub names its every
+ * leaf, this one too: with --cluster-id it is known, and said of no peer of its own.
+ */
+function directNetworkLogger(logger: Logger, clusterId: string | undefined): (snapshot: Snapshot) => void {
   let previous = new Map<string, string>();
   return (snapshot) => {
     const next = new Map<string, string>();
     for (const { peer, state, detail } of snapshot.directNetworks) {
+      if (peer === clusterId) continue;
       next.set(peer, state);
       if (previous.get(peer) === state) continue;
       const context = { peer, state, detail, version: snapshot.version };
@@ -74,5 +78,5 @@ function notesLogger(logger: Logger, view: { isSynced(): boolean }, clusterId: s
 export function logViewChanges(view: ShortcutView, logger: Logger, clusterId: string | undefined): void {
   view.subscribe(pairLogger(logger, clusterId));
   view.subscribe(notesLogger(logger, view, clusterId));
-  view.subscribe(directNetworkLogger(logger));
+  view.subscribe(directNetworkLogger(logger, clusterId));
 }

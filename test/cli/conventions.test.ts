@@ -138,6 +138,19 @@ test('version and --version print the version, the commit when known and the Nod
   assert.ok(json.commit === null || /^[0-9a-f]{40}$/.test(json.commit));
 });
 
+test('with no commit known (the sources outside any git checkout), version says none and -o json says "commit": null', () => {
+  // The sources, not the bundle (which carries the commit it was built from); GIT_DIR pointing nowhere: git knows no checkout.
+  const run = (output: string) => spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e',
+    `const { main } = await import('./src/main.ts'); process.exitCode = await main(['version', '-o', '${output}']);`],
+  { cwd: new URL('../../', import.meta.url), encoding: 'utf8', env: { ...process.env, GIT_DIR: join(dir, 'no-such-git-dir') } });
+  const text = run('text');
+  assert.equal(text.status, 0, text.stderr);
+  assert.equal(text.stdout, `shortcut-webhook ${version}, Node.js ${process.version}\n`);
+  const json = run('json');
+  assert.equal(json.status, 0, json.stderr);
+  assert.equal(json.stdout, `${JSON.stringify({ version, commit: null, node: process.version })}\n`);
+});
+
 test('an unknown SHORTCUT_WEBHOOK_* variable is a warning naming the nearest known one; service links are not', async () => {
   const run = await runCli(['rewrite', '--shortcuts', shortcuts, single], { env: {
     SHORTCUT_WEBHOOK_CLUSTERID: 'cluster2', SHORTCUT_WEBHOOK_SERVICE_HOST: '10.96.0.12', SHORTCUT_WEBHOOK_PORT_443_TCP_ADDR: '10.96.0.12',
@@ -154,6 +167,20 @@ test('SHORTCUT_WEBHOOK_PORT=tcp://... is recognised as a Kubernetes service link
   assert.equal(parsed.config.port, 9443);
   assert.equal(parsed.warnings.length, 1);
   assert.match(parsed.warnings[0] ?? '', /SHORTCUT_WEBHOOK_PORT=tcp:\/\/10\.96\.0\.12:443: that is a Kubernetes service link .*enableServiceLinks: false/);
+});
+
+test('every service link Kubernetes makes for a Service named shortcut-webhook with a named port is no typo: only the PORT link is said, as a link', async () => {
+  const { parseCommand } = await import('../../src/cli.ts');
+  // What the kubelet injects for Service shortcut-webhook, port 443 named https (pkg/kubelet/envvars).
+  const links = {
+    SHORTCUT_WEBHOOK_SERVICE_HOST: '10.96.0.12', SHORTCUT_WEBHOOK_SERVICE_PORT: '443', SHORTCUT_WEBHOOK_SERVICE_PORT_HTTPS: '443',
+    SHORTCUT_WEBHOOK_PORT: 'tcp://10.96.0.12:443', SHORTCUT_WEBHOOK_PORT_443_TCP: 'tcp://10.96.0.12:443',
+    SHORTCUT_WEBHOOK_PORT_443_TCP_PROTO: 'tcp', SHORTCUT_WEBHOOK_PORT_443_TCP_PORT: '443', SHORTCUT_WEBHOOK_PORT_443_TCP_ADDR: '10.96.0.12',
+  };
+  const parsed = parseCommand(['serve', '--tls-cert', 'c', '--tls-key', 'k'], links);
+  assert.ok(parsed.kind === 'serve');
+  assert.equal(parsed.warnings.length, 1, parsed.warnings.join('\n'));
+  assert.match(parsed.warnings[0] ?? '', /^ignored SHORTCUT_WEBHOOK_PORT=tcp:\/\/10\.96\.0\.12:443: that is a Kubernetes service link/);
 });
 
 test('boolean variables accept every spelling the message names', async () => {

@@ -9,7 +9,8 @@ import { EventRecorder, peerObject } from '../../src/kube/events.ts';
 import { createLogger } from '../../src/log.ts';
 import { Metrics } from '../../src/metrics.ts';
 import { SnapshotStore } from '../../src/view/shortcut-view.ts';
-import { fcc } from '../support/builders.ts';
+import { configurationObject, fcc } from '../support/builders.ts';
+import { directWorldParts } from '../support/direct-world.ts';
 import { startKubeApiServer, type KubeApiServer, type ResourceDefinition } from '../support/kube-api-server.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -22,6 +23,8 @@ async function world(options: { leader?: () => boolean } = {}) {
   server.registerResource(EVENTS);
   const connection = await server.create({ apiVersion: 'networking.liqo.io/v1beta1', kind: 'Connection',
     metadata: { name: 'cluster3', namespace: 'liqo-tenant-cluster3', labels: { 'liqo.io/remote-cluster-id': 'cluster3' } }, status: { value: 'Connected' } });
+  // A leaf keeps a Configuration for every peer it has a Connection to: the Event regards the Connection all the same.
+  await server.create(configurationObject({ peer: 'cluster3', remotePod: '10.60.0.0/16', remotePodView: '10.61.0.0/16' }));
   const config = new KubeConfig();
   config.loadFromFile(await server.kubeconfig());
   const metrics = new Metrics();
@@ -239,4 +242,32 @@ test('a setting that keeps the shortcut from being used is one ShortcutUnusable 
   } finally {
     await close(w);
   }
+});
+
+test('an Event regards the peer\'s Connection, else its Configuration, else the product\'s Deployment', async () => {
+  const w = await world();
+  try {
+    await w.server.create(configurationObject({ peer: 'cluster4' }));
+    const config = new KubeConfig();
+    config.loadFromFile(await w.server.kubeconfig());
+    const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'shortcut-webhook', name: 'shortcut-webhook' };
+    const kindOf = async (peer: string) => (await peerObject(config, peer, deployment))?.kind;
+    assert.deepEqual([await kindOf('cluster3'), await kindOf('cluster4'), await kindOf('cluster5')], ['Connection', 'Configuration', 'Deployment']);
+  } finally {
+    await close(w);
+  }
+});
+
+test('peer_path names the leaf\'s peers, never the leaf itself, which the hub\'s Configurations name like any of its peers', async () => {
+  const metrics = new Metrics();
+  const peers = new PeerEvents({ clusterId: 'cluster2', events: undefined, metrics, logger: createLogger('silent'), isLeader: () => true, regarding: async () => undefined });
+  const store = new SnapshotStore();
+  store.subscribe((snapshot) => peers.observe(snapshot));
+  // The hub keeps a Configuration for each of its leaves: cluster2 (this leaf), cluster3 and cluster4.
+  store.publish(directWorldParts());
+  const series = (await metrics.registry.metrics()).split('\n').filter((line) => line.startsWith('shortcut_webhook_peer_path{'));
+  assert.deepEqual(series, [
+    'shortcut_webhook_peer_path{peer="cluster3",path="direct",reason="direct",connection="Connected"} 1',
+    'shortcut_webhook_peer_path{peer="cluster4",path="direct",reason="direct",connection="Connected"} 1',
+  ]);
 });

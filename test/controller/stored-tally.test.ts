@@ -16,12 +16,12 @@ function series(text: string): string[] {
   return text.split('\n').filter((line) => line.startsWith('shortcut_webhook_stored_objects{')).sort();
 }
 
-test('the stored objects per peer and path follow the passes: direct while the shortcut is usable, hub once it is not', async () => {
+test('the stored objects per peer and path follow the passes, each object once however many of its addresses take that path: direct while the shortcut is usable, hub once it is not', async () => {
   const store = new SnapshotStore();
   const server = await startKubeApiServer({ mutate: webhookHook(store) });
-  // Two slices with an address of cluster3's pods each, one with a hub pod's too.
+  // Two slices with cluster3's pods, one with a hub pod's too, the other with two of cluster3's: an object counts once.
   await server.create(sliceObject({ name: 'web', addresses: [['10.63.0.7'], ['10.200.0.9']] }));
-  await server.create(sliceObject({ name: 'api', addresses: [['10.63.0.8']] }));
+  await server.create(sliceObject({ name: 'api', addresses: [['10.63.0.8'], ['10.63.0.9']] }));
   store.publishFccs([fcc()]);
   const config = new KubeConfig();
   config.loadFromFile(await server.kubeconfig());

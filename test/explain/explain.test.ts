@@ -51,6 +51,14 @@ test('explain -l SELECTOR -o json explains every match, with the FCC and peer st
   assert.deepEqual(explained.peers, [{ peer: 'cluster3', state: 'Connected' }]);
 });
 
+test('without -n, explain reads the slice in the kubeconfig context\'s namespace, as kubectl does', async () => {
+  const inDemo = await server.kubeconfig({ namespace: 'demo' });
+  const run = await runCli(['explain', 'web-2', '--kubeconfig', inDemo, '-o', 'json']);
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual((JSON.parse(run.stdout) as { slices: { slice: string }[] }).slices.map((slice) => slice.slice), ['demo/web-2']);
+  assert.ok(server.requests.some((request) => request.path === '/apis/discovery.k8s.io/v1/namespaces/demo/endpointslices/web-2'));
+});
+
 test('a slice that is not there, or a selector that matches nothing, is exit 1 with a message', async () => {
   const missing = await runCli(['explain', '-n', 'demo', 'nope', '--kubeconfig', kubeconfig]);
   assert.equal(missing.code, 1);

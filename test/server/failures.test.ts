@@ -95,9 +95,10 @@ test('a review whose ?timeout= budget is spent before it is read is answered unp
   }
 });
 
-test('a review whose ?timeout= budget runs out during the rewrite is answered unpatched: the patch would come too late', async () => {
+/** A review whose rewrite takes `ms` of a 100 ms ?timeout=: answered unpatched, and counted as skipped. */
+async function answeredUnpatched(ms: number): Promise<void> {
   const clock = new TestClock();
-  const { app, metrics, url } = await start(slowView(clock, 150), clock);
+  const { app, metrics, url } = await start(slowView(clock, ms), clock);
   try {
     const answer = await post1(url, certs.ca, JSON.stringify(reviewObject(sliceObject(), { uid: 'slow' })), { path: '/mutate/endpointslices?timeout=100ms' });
     assert.deepEqual(JSON.parse(answer.body).response, { uid: 'slow', allowed: true });
@@ -105,6 +106,10 @@ test('a review whose ?timeout= budget runs out during the rewrite is answered un
   } finally {
     await app.close();
   }
+}
+
+test('a review whose ?timeout= budget runs out during the rewrite is answered unpatched: the patch would come too late', async () => {
+  await answeredUnpatched(150);
 });
 
 test('a review just inside its ?timeout= budget is patched', async () => {
@@ -117,6 +122,10 @@ test('a review just inside its ?timeout= budget is patched', async () => {
   } finally {
     await app.close();
   }
+});
+
+test('a review just past 80 % of its ?timeout= is answered unpatched: the rest is kept for the answer to travel', async () => {
+  await answeredUnpatched(81);
 });
 
 test('?timeout= is read per request: one app answers a short and a generous timeout each by its own', async () => {

@@ -192,6 +192,21 @@ test('counts reviews by operation and result in the metrics', async () => {
   assert.match(text, /shortcut_webhook_admission_duration_seconds_bucket\{le="10"\}/);
 });
 
+test('a body refused on a route called with the API server\'s ?timeout= is counted for that route, not as unknown', async () => {
+  const fresh = await startHarness({ fccs: [fcc()] });
+  try {
+    // kube-apiserver always calls the webhook with ?timeout=<the configuration's timeoutSeconds>s.
+    assert.equal((await post1(fresh.url, fresh.certs.ca, '{"apiVersion":', { path: '/mutate/endpointslices?timeout=5s' })).status, 400);
+    assert.equal((await post1(fresh.url, fresh.certs.ca, '{}', { path: '/mutate/shadowendpointslices?timeout=5s', contentType: 'text/plain' })).status, 415);
+    const text = await fresh.metrics.registry.metrics();
+    assert.match(text, /admission_requests_total\{operation="unknown",result="error",resource="endpointslices"\} 1$/m);
+    assert.match(text, /admission_requests_total\{operation="unknown",result="error",resource="shadowendpointslices"\} 1$/m);
+    assert.doesNotMatch(text, /resource="unknown"/);
+  } finally {
+    await fresh.close();
+  }
+});
+
 test('with --cluster-id, an unlabelled slice is rewritten for that cluster; a restore is counted', async () => {
   const local = await startHarness({ fccs: [fcc()], clusterId: 'cluster2' });
   try {
@@ -210,6 +225,27 @@ test('with --cluster-id, an unlabelled slice is rewritten for that cluster; a re
     assert.match(await empty.metrics.registry.metrics(), /shortcut_webhook_addresses_restored_total 1\n/);
   } finally {
     await empty.close();
+  }
+});
+
+test('a rewritten address counts in addresses_rewritten_total only, a restored one in addresses_restored_total only', async () => {
+  const fresh = await startHarness({ fccs: [fcc()] });
+  const counted = async () => {
+    const text = await (await fetch(`${fresh.opsUrl}/metrics`)).text();
+    const value = (name: string) => Number(new RegExp(`^shortcut_webhook_${name} (\\d+)$`, 'm').exec(text)?.[1]);
+    return { rewritten: value('addresses_rewritten_total'), restored: value('addresses_restored_total') };
+  };
+  try {
+    await post1(fresh.url, fresh.certs.ca, JSON.stringify(reviewObject(sliceObject({ addresses: [['10.63.0.151'], ['10.63.0.152']] }))));
+    assert.deepEqual(await counted(), { rewritten: 2, restored: 0 });
+    // A shortcut address whose hub address no usable pair holds any more (10.200/16): back to the hub address.
+    const stale = sliceObject({ addresses: [['10.61.0.9']], annotations: {
+      'liqo.io/shortcut-addresses': '10.61.0.9', 'liqo.io/shortcut-original-addresses': '{"10.61.0.9":"10.200.0.9"}' } });
+    const answer = await post1(fresh.url, fresh.certs.ca, JSON.stringify(reviewObject(stale, { operation: 'UPDATE' })));
+    assert.deepEqual((decodePatch(answer.body) as { path: string; value?: unknown }[])[0], { op: 'replace', path: '/endpoints/0/addresses/0', value: '10.200.0.9' });
+    assert.deepEqual(await counted(), { rewritten: 2, restored: 1 });
+  } finally {
+    await fresh.close();
   }
 });
 
