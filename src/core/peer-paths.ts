@@ -4,6 +4,7 @@
 // Liqo's direct connections repaired or direct (§9); else `hub`, with the reason of the path that names it.
 import { peerDirectConnections } from './direct-connections.ts';
 import { localStates } from './local-clusters.ts';
+import type { DirectNetwork } from './hub-resolution.ts';
 import type { Snapshot } from './snapshot.ts';
 
 export type PeerPath = 'direct' | 'hub';
@@ -34,6 +35,14 @@ interface Candidate {
   readonly detail: string;
 }
 
+/**
+ * The leaf's direct network to each of the hub's peers (the stock path), the leaf itself left out: the hub keeps a
+ * Configuration for its every leaf, this one too, and with --cluster-id it is known and no peer of its own.
+ */
+export function peerDirectNetworks(snapshot: Snapshot, clusterId: string | undefined): readonly DirectNetwork[] {
+  return clusterId === undefined ? snapshot.directNetworks : snapshot.directNetworks.filter((network) => network.peer !== clusterId);
+}
+
 /** One state per peer the view names, in ID order; the leaf itself and FCCs between other clusters are left out. */
 export function peerPaths(snapshot: Snapshot, clusterId: string | undefined): PeerPathState[] {
   const candidates = new Map<string, Candidate[]>();
@@ -45,7 +54,7 @@ export function peerPaths(snapshot: Snapshot, clusterId: string | undefined): Pe
     if (state.usable) add(state.pair.peer, { path: 'direct', reason: 'direct', detail: `FCC ${state.fcc}: ${state.pair.hubPrefix.text} -> ${state.pair.shortcutPrefix.text}` });
     else if (state.reason !== 'not-this-cluster') add(state.peer, { path: 'hub', reason: state.reason, detail: `FCC ${state.fcc}: ${state.detail}` });
   }
-  for (const network of snapshot.directNetworks) {
+  for (const network of peerDirectNetworks(snapshot, clusterId)) {
     if (network.state === 'direct') add(network.peer, { path: 'direct', reason: 'direct', detail: `direct network ${network.detail}` });
     else add(network.peer, { path: 'hub', reason: network.state, detail: network.detail });
   }

@@ -2,6 +2,7 @@
 import type { Cidr } from '../core/cidr.ts';
 import { peerDirectConnections, type PeerDirectConnections } from '../core/direct-connections.ts';
 import { sortedTunnels } from '../core/leaf-views.ts';
+import { peerDirectNetworks } from '../core/peer-paths.ts';
 import { localClusters, statesOf, viewNotes } from '../core/local-clusters.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 
@@ -112,8 +113,7 @@ export function debugPairs({ snapshot, clusterId, synced, lastSync, sources }: D
           configuration: c.ref, peer: c.remoteCluster ?? null,
           hubViewPodCIDRs: c.podMappings.map((m) => m.seen.text), peerPodCIDRs: c.podMappings.map((m) => m.declared.text),
         })),
-        // The hub names its every leaf, this one too: with --cluster-id it is known, and no peer of its own.
-        directNetworks: snapshot.directNetworks.flatMap(({ peer, state, detail }) => (peer === clusterId ? [] : [{ peer, state, detail }])),
+        directNetworks: peerDirectNetworks(snapshot, clusterId).map(({ peer, state, detail }) => ({ peer, state, detail })),
         directConnections: peerDirectConnections(snapshot, clusterId),
       }
       : { known: false, why: snapshot.hub.why },

@@ -4,6 +4,7 @@ import type { ForeignClusterConnection } from '../core/fcc.ts';
 import { localClusters, viewNotes } from '../core/local-clusters.ts';
 import { pairChanges } from '../core/pair-changes.ts';
 import { describeState, notThisCluster, type PairState } from '../core/pairs.ts';
+import { peerDirectNetworks } from '../core/peer-paths.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import type { Logger } from '../log.ts';
 import type { ShortcutView } from './shortcut-view.ts';
@@ -39,16 +40,12 @@ function pairLogger(logger: Logger, clusterId: string | undefined): (snapshot: S
   };
 }
 
-/**
- * Logs the leaf's direct network to each of the hub's peers (the stock path) once per change. The hub names its every
- * leaf, this one too: with --cluster-id it is known, and said of no peer of its own.
- */
+/** Logs the leaf's direct network to each of the hub's peers (the stock path) once per change. */
 function directNetworkLogger(logger: Logger, clusterId: string | undefined): (snapshot: Snapshot) => void {
   let previous = new Map<string, string>();
   return (snapshot) => {
     const next = new Map<string, string>();
-    for (const { peer, state, detail } of snapshot.directNetworks) {
-      if (peer === clusterId) continue;
+    for (const { peer, state, detail } of peerDirectNetworks(snapshot, clusterId)) {
       next.set(peer, state);
       if (previous.get(peer) === state) continue;
       const context = { peer, state, detail, version: snapshot.version };
