@@ -13,6 +13,7 @@ import { connect as http2Connect, constants, type ClientHttp2Session, type Clien
 import { isIP } from 'node:net';
 import type { Readable } from 'node:stream';
 import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls';
+import { tlsKey } from './keep-alive.ts';
 
 /** What a session connects with; sessions are reused while it is the same. */
 export interface SessionTls {
@@ -32,11 +33,6 @@ export interface Answer {
 
 /** Headers HTTP/2 forbids (RFC 9113 §8.2.2): a kubeconfig's exec plugin or a header copied from HTTP/1.1 must not break a request. */
 const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'host']);
-
-function tlsKey(origin: string, tls: SessionTls): string {
-  const text = (value: Buffer | string | undefined) => (Buffer.isBuffer(value) ? value.toString('latin1') : value ?? null);
-  return JSON.stringify([origin, text(tls.ca), text(tls.cert), text(tls.key), tls.servername ?? null, tls.rejectUnauthorized ?? null]);
-}
 
 export interface H2Request {
   readonly method: string;
@@ -76,7 +72,7 @@ export class Http2Sessions {
   private async session(server: URL, tls: SessionTls): Promise<ClientHttp2Session | undefined> {
     // The same material object again (the client takes it from the KubeConfig once a second) needs no comparing.
     const same = this.current !== undefined && this.current.tls === tls && this.current.origin === server.origin;
-    const key = same && this.current !== undefined ? this.current.key : tlsKey(server.origin, tls);
+    const key = same && this.current !== undefined ? this.current.key : `${server.origin} ${tlsKey(tls)}`;
     if (this.current?.key !== key) {
       const replaced = this.current;
       this.current = { key, tls, origin: server.origin, session: this.negotiate(server, tls) };

@@ -21,7 +21,8 @@ function material(value: unknown): unknown {
   return value ?? null;
 }
 
-function tlsKey(options: AgentOptions): string {
+/** What a connection is made with, as one comparable string: the pool and the lean client's HTTP/2 session are kept while it is the same. */
+export function tlsKey(options: AgentOptions): string {
   return JSON.stringify(TLS_FIELDS.map((field) => material(options[field])));
 }
 

@@ -6,9 +6,10 @@
 // Status message only. Requests go over one HTTP/2 session where the server negotiates it, as kube-apiserver does
 // (h2-session.ts: about 100 µs of CPU a request against 270 µs over HTTP/1.1), else over one keep-alive pool.
 //
-// Credentials are the KubeConfig's, taken at every request (KubeConfig.applyToHTTPSOptions: its token, token files
-// and exec plugins, client certificate, CA, TLS server name, basic auth), so a ReloadingKubeConfig's rotation is
-// followed as client-node's clients follow it; a 401 tells it to read them again, as its own API clients do.
+// Credentials are the KubeConfig's (KubeConfig.applyToHTTPSOptions: its token, token files and exec plugins, client
+// certificate, CA, TLS server name, basic auth), taken again once a second, at once after a ReloadingKubeConfig's
+// reload, and at once after a 401, which also tells the ReloadingKubeConfig to read them again, as its own API
+// clients do.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
