@@ -14,7 +14,7 @@ import { test } from 'node:test';
 import type { TLSSocket } from 'node:tls';
 import { stringify } from 'yaml';
 import { leanStoredObjects } from '../../src/controller/lean-stored-objects.ts';
-import type { StoredObjectRef } from '../../src/controller/stored-objects.ts';
+import type { StoredObjectRef, StoredObjects } from '../../src/controller/stored-objects.ts';
 import { httpStatus, retryAfterHeader } from '../../src/kube/client.ts';
 import { readKubeConfig, ReloadingKubeConfig } from '../../src/kube/reloading-config.ts';
 import { sliceObject } from '../support/builders.ts';
@@ -144,12 +144,23 @@ async function world(): Promise<World> {
   return { dir, server, front, ca, caFile: serving.caFile, close: async () => { await front.close(); await server.close(); } };
 }
 
-test('over HTTP/2 where the server speaks it: every request on one session, with the client certificate, token, user agent and field manager', async () => {
+/** A world, and the controller's objects over it with its client certificate and token; all closed after `body`. */
+async function withController(body: (w: World, objects: StoredObjects) => Promise<void>, options: { readonly timeoutMs?: number } = {}): Promise<void> {
   const w = await world();
   const client = clientCertificate(w.dir, 'shortcut-controller', w.ca);
   const config = reloading(w.dir, w.front.url, w.caFile, { 'client-certificate': client.certFile, 'client-key': client.keyFile, token: TOKEN });
-  const objects = leanStoredObjects(config);
+  const objects = leanStoredObjects(config, options);
   try {
+    await body(w, objects);
+  } finally {
+    objects.close();
+    config.close();
+    await w.close();
+  }
+}
+
+test('over HTTP/2 where the server speaks it: every request on one session, with the client certificate, token, user agent and field manager', async () => {
+  await withController(async (w, objects) => {
     for (let i = 0; i < 5; i++) await w.server.create(sliceObject({ name: `web-${i}`, addresses: [[`10.63.0.${i + 1}`]] }));
     const first = await objects.listPage({ ...SLICES, labelSelector: SELECTOR, limit: 3 });
     const second = await objects.listPage({ ...SLICES, labelSelector: SELECTOR, limit: 3, continueToken: first.continueToken });
@@ -171,19 +182,11 @@ test('over HTTP/2 where the server speaks it: every request on one session, with
       assert.equal(seen.headers['user-agent'], 'shortcut-webhook/h2-test');
       assert.equal(seen.headers['authorization'], `Bearer ${TOKEN}`);
     }
-  } finally {
-    objects.close();
-    config.close();
-    await w.close();
-  }
+  });
 });
 
 test('over HTTP/2, the statuses the pass acts on keep their Retry-After and Status message', async () => {
-  const w = await world();
-  const client = clientCertificate(w.dir, 'shortcut-controller', w.ca);
-  const config = reloading(w.dir, w.front.url, w.caFile, { 'client-certificate': client.certFile, 'client-key': client.keyFile, token: TOKEN });
-  const objects = leanStoredObjects(config);
-  try {
+  await withController(async (w, objects) => {
     const missing = await objects.get(ref('nothing')).then(() => undefined, (error: unknown) => error);
     assert.equal(httpStatus(missing), 404);
     assert.match(String(missing), /not found/);
@@ -192,19 +195,11 @@ test('over HTTP/2, the statuses the pass acts on keep their Retry-After and Stat
     assert.equal(httpStatus(throttled), 429);
     assert.equal(retryAfterHeader(throttled), '7');
     assert.equal((await objects.listPage({ ...SLICES, labelSelector: SELECTOR, limit: 1 })).items.length, 0);
-  } finally {
-    objects.close();
-    config.close();
-    await w.close();
-  }
+  });
 });
 
 test('over HTTP/2, a session the server sends away or that stops answering is replaced by the next request', async () => {
-  const w = await world();
-  const client = clientCertificate(w.dir, 'shortcut-controller', w.ca);
-  const config = reloading(w.dir, w.front.url, w.caFile, { 'client-certificate': client.certFile, 'client-key': client.keyFile, token: TOKEN });
-  const objects = leanStoredObjects(config, { timeoutMs: 300 });
-  try {
+  await withController(async (w, objects) => {
     await w.server.create(sliceObject({ name: 'web', addresses: [['10.63.0.1']] }));
     assert.ok(await objects.get(ref('web')));
     const [firstSession] = w.front.sessions;
@@ -219,11 +214,7 @@ test('over HTTP/2, a session the server sends away or that stops answering is re
     w.front.mode = 'pass';
     assert.ok(await objects.get(ref('web')));
     assert.equal(w.front.sessions.size, 3, 'the silent session was given up for a new one');
-  } finally {
-    objects.close();
-    config.close();
-    await w.close();
-  }
+  }, { timeoutMs: 300 });
 });
 
 test('over HTTP/2, a rotated client certificate gets a session of its own within a second; a request in flight on the old one finishes', async () => {
