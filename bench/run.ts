@@ -51,7 +51,7 @@ interface WritepathResult {
 interface PassResult { readonly seconds: number; readonly perSecond: number; readonly cpuMsPerSlice: number; readonly pass: Record<string, unknown> }
 interface ScaleResult {
   readonly slices: number; readonly endpoints: number; readonly nodeFlags: readonly string[]; readonly nodeOptions: string;
-  readonly createPerSecond: number; readonly rssAfterWritesMB: number; readonly rssAfterDownMB: number;
+  readonly createPerSecond: number; readonly rssAtRestMB: number; readonly rssAfterWritesMB: number; readonly rssAfterDownMB: number;
   readonly rssAfterUpMB: number; readonly peakRssMB: number; readonly down: PassResult; readonly up: PassResult;
   readonly floorSeconds: number; readonly floorPerSecond: number; readonly floorCpuMsPerSlice: number;
   readonly floor: readonly { readonly inFlight: number; readonly perSecond: number; readonly cpuMsPerSlice: number }[];
@@ -297,6 +297,7 @@ if (wanted('scale')) {
   const pass = (p: PassResult) => `${n(p.seconds, 1)} s, ${n(p.perSecond)} slices/s`;
   rows.push(
     ['scale', `${n(s.slices)} slices x ${s.endpoints} endpoints; node ${s.nodeFlags.join(' ')}, NODE_OPTIONS=${s.nodeOptions}`, ''],
+    ['scale', 'RSS at rest (ready, view synced, no slice stored)', `${n(s.rssAtRestMB)} MB`],
     ['scale', 'RSS after the writes (created through the webhook)', `${n(s.rssAfterWritesMB)} MB  (${n(s.createPerSecond)} creates/s)`],
     ['scale', 'RSS after a full pass, FCC down (every slice restored)', `${n(s.rssAfterDownMB)} MB`],
     ['scale', 'RSS after a second full pass, FCC up (every slice rewritten)', `${n(s.rssAfterUpMB)} MB  (peak ${n(s.peakRssMB)} MB)`],

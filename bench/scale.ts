@@ -2,7 +2,8 @@
 // reflected slices (20,000 unless told) of 20 endpoints each, half of every slice's addresses inside LIQO.md's
 // shortcut, are created through the product's webhook (so they are stored rewritten); then the FCC goes down (the
 // controller restores every slice) and up again (it rewrites every one). Measured:
-//   - the product's RSS (and peak RSS) after the writes and after each full pass, run as the chart runs it;
+//   - the product's RSS at rest (ready, its view synced, no slice stored), after the writes and after each full pass
+//     (and its peak), run as the chart runs it;
 //   - each pass's rate: slices written per second, from the FCC's status write to the pass's "reconcile pass done";
 //   - the floor: the same slices JSON-patched by a plain client, the webhook registered, on the same API server right
 //     after, at 1, 2, 4, 8, 12 and 16 requests in flight (cycling over the slices), in two rounds of BENCH_FLOOR_SECONDS
@@ -33,6 +34,7 @@ try {
   for (let n = 0; n < NAMESPACES; n++) {
     await bench.admin.ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `ns-${n}` } });
   }
+  const atRest = rss(pid);
   const client = rawClient(bench.cp, Math.max(IN_FLIGHT, ...FLOOR_LEVELS));
   const sliceOf = (i: number) => {
     // Endpoint k of slice i: an address of its own (modulo 2^16) in the shortcut's source (even k) or outside it.
@@ -134,7 +136,7 @@ try {
     slices: SLICES, endpoints: ENDPOINTS, fccs: fccs.items.length,
     nodeFlags: product.nodeFlags, nodeOptions: product.nodeOptions,
     createSeconds: round(createSeconds, 1), createPerSecond: rate(createSeconds),
-    rssAfterWritesMB: round(afterWrites.rssMB, 1),
+    rssAtRestMB: round(atRest.rssMB, 1), rssAfterWritesMB: round(afterWrites.rssMB, 1),
     rssAfterDownMB: round(down.rss.rssMB, 1), rssAfterUpMB: round(up.rss.rssMB, 1), peakRssMB: round(up.rss.peakMB, 1),
     down: { seconds: round(down.seconds, 2), perSecond: rate(down.seconds), cpuMsPerSlice: down.cpuMsPerSlice, pass: down.record },
     up: { seconds: round(up.seconds, 2), perSecond: rate(up.seconds), cpuMsPerSlice: up.cpuMsPerSlice, pass: up.record },
