@@ -71,8 +71,8 @@ COPY --from=build /src/dist ./dist
 COPY package.json ./
 USER 65532:65532
 EXPOSE 9443 8080
-# Garbage collection tuned for a latency-bound process in a pod of half a core (the manifests' CPU limit):
-# - --single-threaded-gc: no GC helper threads. Under a quota below one core they only compete with the main thread;
+# Garbage collection tuned for a latency-bound process in a pod of at most one core (the manifests' CPU limit):
+# - --single-threaded-gc: no GC helper threads. Under a quota of one core or less they only compete with the main thread;
 #   with the load generator on the other core, the bench's CPU per review fell 8 % and p99 by 0.3 ms or more.
 # - --max-semi-space-size=4 (MiB): a review's garbage dies young, and a scavenge's pause grows with the young
 #   generation: about 0.9 ms every 30 ms at V8's default (up to 16 MiB) under load, about 0.5 ms every 8 ms at 4 MiB,
