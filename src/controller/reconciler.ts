@@ -375,26 +375,15 @@ export class SliceReconciler {
     resource.counted(result, this.options.metrics);
   }
 
-  /**
-   * The resource's objects of every namespace, in pages, so 10,000 slices never sit in one response. The next page is
-   * asked for as soon as a page arrives, while its objects are planned and written: waiting until the last write of a
-   * page was sent would leave the API server without the pass's writes for a list's round trip per page (a page of
-   * 500 slices of 20 endpoints takes it tens of milliseconds to read and encode). A page of a paged list is read at
-   * the first page's resourceVersion either way, so asking early reads nothing older; at most two pages are held.
-   */
+  /** The resource's objects of every namespace, in pages, so 10,000 slices never sit in one response. */
   private async *list(resource: Resource): AsyncGenerator<unknown> {
     const { group, version, plural, labelSelector } = resource;
-    const fetch = (continueToken: string | undefined): Promise<ListPage> => {
-      const page = this.writer.paced(() => this.api.listPage({ group, version, plural, labelSelector, limit: this.options.pageSize ?? 500, continueToken }));
-      // Read below, or dropped with the pass (the fence stopped it): either way no unhandled rejection.
-      page.catch(() => undefined);
-      return page;
-    };
-    let next: Promise<ListPage> | undefined = fetch(undefined);
-    while (next !== undefined) {
+    let token: string | undefined;
+    do {
       let page: ListPage;
       try {
-        page = await next;
+        const continueToken = token;
+        page = await this.writer.paced(() => this.api.listPage({ group, version, plural, labelSelector, limit: this.options.pageSize ?? 500, continueToken }));
       } catch (error) {
         // Not served (a CRD not installed) or not granted (the chart's switch for ShadowEndpointSlices drops the rule):
         // either way nothing of it to keep, and no failing pass retried at the backoff's pace.
@@ -409,8 +398,8 @@ export class SliceReconciler {
         return;
       }
       if (this.absent.delete(resource)) this.options.logger.info({ resource: `${plural}.${group}` }, 'resource served and granted again: reconciled from now on');
-      next = page.continueToken !== undefined && !this.stopped ? fetch(page.continueToken) : undefined;
       yield* page.items;
-    }
+      token = page.continueToken;
+    } while (token !== undefined && !this.stopped);
   }
 }

@@ -347,23 +347,3 @@ test('many slices are listed in pages and all converge', async () => {
     assert.ok(lists.every((r) => r.query.labelSelector === 'endpointslice.kubernetes.io/managed-by=endpointslice.reflection.liqo.io'));
   }, { pageSize: 50 });
 });
-
-test('the next page is asked for while the writes of the page before are still in flight', async () => {
-  // One write at a time, the first held inside the API server: a pass that lists only once a page's writes were sent
-  // asks for no second page until the held write is released.
-  const { holdFirstWrite, reached, release } = holdingFirstWrite();
-  const slices = Array.from({ length: 6 }, (_, i): SliceSpec => ({ name: `web-${i}`, addresses: [[`10.63.0.${i + 1}`]] }));
-  await withController(slices, [fcc()], async ({ passes, server, patches }) => {
-    const continued = () => server.requests.filter((r) => r.method === 'GET' && r.path.endsWith('/endpointslices') && !r.watch && r.query['continue'] !== undefined);
-    try {
-      await waitFor(reached, { description: 'the first write of the pass is held' });
-      await waitFor(() => continued().length >= 1, { description: 'the second page asked for while the first write is held' });
-      assert.equal(patches(), 1, 'the held write is the only one sent so far');
-    } finally {
-      release();
-    }
-    await waitFor(() => passes().length >= 1, { description: 'the pass ends' });
-    assert.equal(passes()[0]?.patched, 6);
-    assert.equal(continued().length, 1, 'two pages of three: one continued list');
-  }, { mutate: holdFirstWrite, maxConcurrentWrites: 1, pageSize: 3, heal: false });
-});
