@@ -21,28 +21,34 @@ function material(value: unknown): unknown {
   return value ?? null;
 }
 
-/** What a connection is made with, as one comparable string: the pool and the lean client's HTTP/2 session are kept while it is the same. */
-export function tlsKey(options: AgentOptions): string {
+/** What a connection is made with, as one comparable string: the pool is kept while it is the same. */
+function tlsKey(options: AgentOptions): string {
   return JSON.stringify(TLS_FIELDS.map((field) => material(options[field])));
 }
 
 export class KeepAlivePool {
-  private kept: { readonly key: string; readonly agent: RequestAgent } | undefined;
+  /** The pool's agent, what it was made for, and the last agent handed in for it (compared without a key while the same). */
+  private kept: { readonly key: string; readonly agent: RequestAgent; fresh: RequestAgent } | undefined;
 
   /** The pool's agent in place of `fresh`, which is what client-node made for one request; a proxy's agent is kept as it is. */
   agentFor(fresh: RequestAgent): RequestAgent {
     // Already a kept-alive agent (a pool's, as the reloading kubeconfig hands out): pooling it again would only
     // make a second pool of the same connections.
     if ((fresh as RequestAgent & { keepAlive?: boolean }).keepAlive === true) return fresh;
+    // The lean client hands in the same agent for a second of requests: its TLS material need not be serialised again.
+    if (this.kept?.fresh === fresh) return this.kept.agent;
     let key: string;
     if (fresh.constructor === HttpsAgent && fresh instanceof HttpsAgent) key = `https ${tlsKey(fresh.options)}`;
     else if (fresh.constructor === HttpAgent) key = 'http';
     else return fresh;
-    if (this.kept?.key === key) return this.kept.agent;
+    if (this.kept?.key === key) {
+      this.kept.fresh = fresh;
+      return this.kept.agent;
+    }
     const retired = this.kept?.agent;
     if (retired !== undefined) setTimeout(() => retired.destroy(), RETIRE_AFTER_MS).unref();
     const agent = fresh instanceof HttpsAgent ? new HttpsAgent({ ...fresh.options, keepAlive: true }) : new HttpAgent({ keepAlive: true });
-    this.kept = { key, agent };
+    this.kept = { key, agent, fresh };
     return agent;
   }
 

@@ -3,8 +3,11 @@
 // machinery (a RequestContext, middleware, node-fetch, a fresh agent per request) and the parse and deserialisation
 // of every answer, where a successful PATCH's answer (the whole stored slice) is never read. Here an answer is read
 // only as far as the caller needs: `json` parses it once, `status` drains it unread; an error's body is read for its
-// Status message only. Requests go over one HTTP/2 session where the server negotiates it, as kube-apiserver does
-// (h2-session.ts: about 100 µs of CPU a request against 270 µs over HTTP/1.1), else over one keep-alive pool.
+// Status message only. Requests go over one keep-alive HTTP/1.1 pool (keep-alive.ts), one connection per request in
+// flight. Not HTTP/2: one multiplexed session to kube-apiserver measured worse on both counts in bench section
+// `scale` (interleaved pairs, 5,000 and 20,000 slices, Node 24): the controller's own CPU per slice 0.85 to 1.10 ms
+// against 0.60 to 0.86 over HTTP/1.1, and the pass 0.74 to 0.78 times the plain client's pace against 0.84 to 1.06;
+// a local Node HTTP/2 server had suggested the opposite (100 against 270 µs a request).
 //
 // Credentials are the KubeConfig's (KubeConfig.applyToHTTPSOptions: its token, token files and exec plugins, client
 // certificate, CA, TLS server name, basic auth), taken again once a second, at once after a ReloadingKubeConfig's
@@ -14,7 +17,6 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type 
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Readable } from 'node:stream';
-import { Http2Sessions, type Answer, type SessionTls } from './h2-session.ts';
 import { KeepAlivePool } from './keep-alive.ts';
 import { ReloadingKubeConfig } from './reloading-config.ts';
 
@@ -23,8 +25,8 @@ const DEFAULT_TIMEOUT_MS = 60_000;
 /**
  * The KubeConfig's credentials are taken again once they are this old (and at once after a 401 or a reload). Taken
  * for every request they cost 16 to 34 µs of CPU each (applyToHTTPSOptions reads the CA and certificate files, builds
- * an agent, and the TLS material is compared), a tenth of what a request over HTTP/2 costs; a second is nothing next
- * to the minute client-go keeps a token file.
+ * an agent, and the pool compares the TLS material); a second is nothing next to the minute client-go keeps a token
+ * file.
  */
 const CREDENTIALS_MAX_AGE_MS = 1000;
 
@@ -98,11 +100,6 @@ function isHeaderRecord(headers: RequestOptions['headers']): headers is Outgoing
   return headers !== undefined && !Array.isArray(headers);
 }
 
-/** TLS material as client-node hands it (a Buffer read from a file or decoded from base64). */
-function bufferOrText(value: RequestOptions['ca'] | RequestOptions['key']): Buffer | string | undefined {
-  return Buffer.isBuffer(value) || typeof value === 'string' ? value : undefined;
-}
-
 function headerText(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
@@ -111,17 +108,19 @@ function headerText(value: string | string[] | undefined): string | undefined {
 interface Applied {
   readonly at: number;
   readonly server: URL;
-  /** Through a proxy: client-node made the proxy's agent, and the request takes HTTP/1.1. */
-  readonly proxied: boolean;
   readonly opts: RequestOptions;
-  /** The TLS material of `opts`, one object while it is reused (a session is kept while it is the same). */
-  readonly tls: SessionTls;
   readonly baseHeaders: OutgoingHttpHeaders;
+}
+
+/** An answer's status and headers, and its body to read or to drain. */
+interface Answer {
+  readonly status: number;
+  readonly headers: IncomingMessage['headers'];
+  readonly body: Readable;
 }
 
 export class LeanKubeClient {
   private readonly pool = new KeepAlivePool();
-  private readonly sessions = new Http2Sessions();
   private readonly userAgent: string | undefined;
 
   private applied: Applied | undefined;
@@ -155,9 +154,9 @@ export class LeanKubeClient {
     return JSON.parse(await readBody(body, Number.POSITIVE_INFINITY));
   }
 
-  /** The request sent with the KubeConfig's credentials of the moment, over HTTP/2 where the server speaks it. */
+  /** The request sent with the KubeConfig's credentials of the moment. */
   private async exchange(request: LeanRequest): Promise<Answer> {
-    const { server, proxied, opts, tls, baseHeaders } = await this.credentials();
+    const { server, opts, baseHeaders } = await this.credentials();
     const headers: OutgoingHttpHeaders = { ...baseHeaders };
     if (request.body !== undefined) {
       headers['Content-Type'] = request.body.contentType;
@@ -165,14 +164,6 @@ export class LeanKubeClient {
     }
     const timeoutMs = this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const path = `${server.pathname.replace(/\/$/, '')}${request.path}`;
-    // Through a proxy (client-node made its agent) the request takes HTTP/1.1, as client-node's own would.
-    if (server.protocol === 'https:' && !proxied) {
-      const authorization = opts.auth === undefined || opts.auth === null ? {} : { Authorization: `Basic ${Buffer.from(opts.auth).toString('base64')}` };
-      const answer = await this.sessions.send(server, tls, {
-        method: request.method, path, headers: { ...authorization, ...headers }, body: request.body?.text, timeoutMs, host: server.host,
-      });
-      if (answer !== undefined) return answer;
-    }
     // client-node made an agent for this request's TLS material (or a proxy's): the pool's takes its place.
     const agent = opts.agent instanceof HttpAgent ? this.pool.agentFor(opts.agent) : undefined;
     const send = server.protocol === 'https:' ? httpsRequest : httpRequest;
@@ -193,7 +184,6 @@ export class LeanKubeClient {
   close(): void {
     this.stopFollowing();
     this.pool.destroy();
-    this.sessions.close();
   }
 
   /** The server, TLS material and headers of the KubeConfig, taken again once CREDENTIALS_MAX_AGE_MS old. */
@@ -208,11 +198,7 @@ export class LeanKubeClient {
     // client-node writes its headers as a record; the raw-array form of RequestOptions never comes from it.
     const baseHeaders: OutgoingHttpHeaders = { ...(isHeaderRecord(opts.headers) ? opts.headers : {}), Accept: 'application/json' };
     if (this.userAgent !== undefined) baseHeaders['User-Agent'] = this.userAgent;
-    const tls: SessionTls = {
-      ca: bufferOrText(opts.ca), cert: bufferOrText(opts.cert), key: bufferOrText(opts.key),
-      servername: opts.servername, rejectUnauthorized: opts.rejectUnauthorized,
-    };
-    const applied: Applied = { at: now, server: new URL(cluster.server), proxied: cluster.proxyUrl !== undefined, opts, tls, baseHeaders };
+    const applied: Applied = { at: now, server: new URL(cluster.server), opts, baseHeaders };
     this.applied = applied;
     return applied;
   }

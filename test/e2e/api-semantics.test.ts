@@ -2,9 +2,6 @@
 // imitates for the unit tests (its own tests assert the same values), checked where they come from.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { RequestOptions } from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
-import { Http2Sessions } from '../../src/kube/h2-session.ts';
 import { fccObject, sliceObject } from '../support/builders.ts';
 import { kubernetesVersion } from './controlplane/build.ts';
 import { skipReason } from './support/skip.ts';
@@ -151,31 +148,5 @@ describe(`the API semantics the product relies on, on kube-apiserver ${kubernete
       stranger.close();
     }
     assert.equal((await admin.request('GET', '/apis/networking.liqo.io/v1beta1/connections')).status, 404);
-  });
-
-  test('kube-apiserver takes the controller\'s HTTP/2 session: a list page is answered over it, not over the HTTP/1.1 fallback', async () => {
-    // The lean client falls back to HTTP/1.1 when the server picks it by ALPN, and then works as well, only dearer
-    // (docs/performance.md): only this says the session is the one the real API server speaks.
-    await admin.ok('POST', SLICES, slice('over-h2'));
-    const config = new KubeConfig();
-    config.loadFromFile(cp.adminKubeconfig);
-    const opts: RequestOptions = {};
-    await config.applyToHTTPSOptions(opts);
-    const tls = { ca: cp.ca, cert: opts.cert as Buffer | string | undefined, key: opts.key as Buffer | string | undefined };
-    const server = new URL(cp.url);
-    const sessions = new Http2Sessions();
-    try {
-      const answer = await sessions.send(server, tls, {
-        method: 'GET', path: `${SLICES}?limit=1&fieldSelector=metadata.name%3Dover-h2`, headers: { Accept: 'application/json' }, body: undefined,
-        timeoutMs: 10_000, host: server.host,
-      });
-      assert.ok(answer !== undefined, 'kube-apiserver chose HTTP/1.1 by ALPN');
-      assert.equal(answer.status, 200);
-      let text = '';
-      for await (const chunk of answer.body) text += String(chunk);
-      assert.deepEqual((JSON.parse(text) as { items: KubeObject[] }).items.map((item) => item.metadata?.name), ['over-h2']);
-    } finally {
-      sessions.close();
-    }
   });
 });

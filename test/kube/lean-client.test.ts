@@ -1,6 +1,7 @@
 // The controller's lean client against the test API server: over real HTTPS (a TLS front that checks the CA, asks for
 // a client certificate and passes the bytes on), with the server's bearer-token check, the statuses the pass acts on
-// (404, 409, 422, 429 with Retry-After), a body that is not a Status, a rotated token, and a silent server.
+// (404, 409, 422, 429 with Retry-After), a body that is not a Status, a rotated token or client certificate, and a
+// silent server.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,6 +21,7 @@ import { sliceObject } from '../support/builders.ts';
 import { makeCerts } from '../support/certs.ts';
 import { startKubeApiServer, type KubeApiServer } from '../support/kube-api-server.ts';
 import { recordingLogger } from '../support/recording-logger.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const dirs: string[] = [];
 after(() => { for (const dir of dirs) rmSync(dir, { recursive: true, force: true }); });
@@ -148,6 +150,39 @@ test('over HTTPS with the kubeconfig\'s CA, client certificate and token: pages 
     // Four requests over kept-alive connections, each made with the client certificate.
     assert.ok(front.clients.length >= 1 && front.clients.length <= 2, `${front.clients.length} connections`);
     assert.deepEqual(new Set(front.clients), new Set(['shortcut-controller']));
+  } finally {
+    objects.close();
+    config.close();
+    await front.close();
+    await server.close();
+  }
+});
+
+test('a rotated client certificate is presented within a second, on a connection of its own', async () => {
+  const dir = tempDir();
+  const serving = makeCerts(join(dir, 'serving'));
+  const client = clientCertificate(dir);
+  // The next certificate from the same client CA, for another name, written over the first's files.
+  const file = (name: string) => join(dir, name);
+  const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=rotated-controller', '-keyout', file('next.key'), '-out', file('next.csr'));
+  openssl('x509', '-req', '-in', file('next.csr'), '-CA', file('client-ca.crt'), '-CAkey', file('client-ca.key'), '-CAcreateserial', '-days', '1',
+    '-extfile', file('client.ext'), '-out', file('next.crt'));
+  const server = await startKubeApiServer({ token: TOKEN });
+  const front = await tlsFront(server, { key: serving.key, cert: serving.cert, clientCa: readFileSync(client.caFile) });
+  await server.create(sliceObject({ name: 'web-0', addresses: [['10.63.0.1']] }));
+  const config = reloading(kubeconfigFile(dir, front.url, { 'certificate-authority': serving.caFile },
+    { 'client-certificate': client.certFile, 'client-key': client.keyFile, token: TOKEN }));
+  const objects = leanStoredObjects(config);
+  try {
+    assert.ok(await objects.get(ref('web-0')));
+    assert.deepEqual(front.clients, ['shortcut-controller']);
+    writeFileSync(client.certFile, readFileSync(file('next.crt')));
+    writeFileSync(client.keyFile, readFileSync(file('next.key')));
+    // The client keeps the KubeConfig's credentials for a second, then reads the files again.
+    await waitFor(async () => (await objects.get(ref('web-0'))) !== undefined && front.clients.at(-1) === 'rotated-controller',
+      { timeoutMs: 5000, intervalMs: 100, description: 'a request over a connection made with the new certificate' });
+    assert.deepEqual(new Set(front.clients), new Set(['shortcut-controller', 'rotated-controller']));
   } finally {
     objects.close();
     config.close();
