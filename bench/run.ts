@@ -53,8 +53,8 @@ interface ScaleResult {
   readonly slices: number; readonly endpoints: number; readonly nodeFlags: readonly string[]; readonly nodeOptions: string;
   readonly createPerSecond: number; readonly rssAtRestMB: number; readonly rssAfterWritesMB: number; readonly rssAfterDownMB: number;
   readonly rssAfterUpMB: number; readonly peakRssMB: number; readonly down: PassResult; readonly up: PassResult;
-  readonly floorSeconds: number; readonly floorPerSecond: number; readonly floorCpuMsPerSlice: number;
-  readonly floor: readonly { readonly inFlight: number; readonly perSecond: number; readonly cpuMsPerSlice: number }[];
+  readonly floorSeconds: number; readonly floorPerSecond: number; readonly floorCpuMsPerSlice: number; readonly floorClientCpuMsPerPatch: number;
+  readonly floor: readonly { readonly inFlight: number; readonly perSecond: number; readonly cpuMsPerSlice: number; readonly clientCpuMsPerPatch: number }[];
   readonly floorInFlight: number;
   readonly noWebhookPerSecond: number;
   /** The slower pass's CPU per slice less the webhook's per review (the floor's), and that over the review's. */
@@ -307,6 +307,7 @@ if (wanted('scale')) {
     ['scale', `  the same at ${s.floorInFlight} in flight with no webhook registered (what skipping admission could give)`, `${n(s.noWebhookPerSecond)} patches/s (${n(s.noWebhookPerSecond / s.floorPerSecond, 2)}x)`],
     ['scale', `  the product's CPU per slice: pass down ${n(s.down.cpuMsPerSlice, 2)} ms, pass up ${n(s.up.cpuMsPerSlice, 2)} ms, floor (webhook only) ${n(s.floorCpuMsPerSlice, 2)} ms`, ''],
     ['scale', 'the controller\'s own CPU per slice (the costlier pass less the review) / the webhook\'s per review', `${n(s.controllerCpuMsPerSlice, 3)} / ${n(s.floorCpuMsPerSlice, 3)} ms: ${n(s.controllerCpuToReview, 2)} x`],
+    ['scale', `  the plain client's own CPU per patch at the floor's level (node:https, HTTP/1.1, answers read)`, `${n(s.floorClientCpuMsPerPatch, 3)} ms`],
     ['scale', 'the slower pass against the floor', `${n(s.passToFloor, 3)} x`],
   );
   targets.push(

@@ -10,7 +10,9 @@
 //     each (4 unless told), the second in the reverse order so that a drift of the machine's load falls on all alike;
 //     each level's rate is its two rounds' total, and the best of them is the floor;
 //   - the product's CPU (user + system, /proc/<pid>/stat) per slice in each pass and in the floor (webhook only), and
-//     from the two the controller's own CPU per slice (the pass's less the review's), against the review's.
+//     from the two the controller's own CPU per slice (the pass's less the review's), against the review's; and the
+//     plain client's own CPU per patch at the floor's level (this process, process.cpuUsage), what a client that only
+//     patches spends where the controller also lists, plans and watches.
 // Prints one JSON line.
 import { cpuSeconds, FCC_PATH, rawClient, rss, startBench } from './control-plane.ts';
 import { sliceObject } from '../test/support/builders.ts';
@@ -86,11 +88,12 @@ try {
   // The floor: a plain client patching the stored slices through the webhook, as fast as the API server goes at each
   // number of requests in flight. Each patch sets a label to a value of its own, so each one is a real write.
   const touch = (value: string) => JSON.stringify([{ op: 'add', path: '/metadata/labels/bench.liqo.io~1touched', value }]);
-  const levels = new Map(FLOOR_LEVELS.map((inFlight) => [inFlight, { patched: 0, seconds: 0, cpu: 0 }]));
+  const levels = new Map(FLOOR_LEVELS.map((inFlight) => [inFlight, { patched: 0, seconds: 0, cpu: 0, clientCpu: 0 }]));
   let cursor = 0;
   for (let r = 0; r < FLOOR_ROUNDS; r++) {
     for (const inFlight of r % 2 === 0 ? FLOOR_LEVELS : [...FLOOR_LEVELS].reverse()) {
       const cpu = cpuSeconds(pid);
+      const clientCpu = process.cpuUsage();
       const started = performance.now();
       const until = started + FLOOR_SECONDS * 1000;
       let patched = 0;
@@ -103,13 +106,17 @@ try {
         }
       }));
       const seconds = (performance.now() - started) / 1000;
+      const { user, system } = process.cpuUsage(clientCpu);
       const level = levels.get(inFlight);
-      if (level !== undefined) Object.assign(level, { patched: level.patched + patched, seconds: level.seconds + seconds, cpu: level.cpu + cpuSeconds(pid) - cpu });
+      if (level !== undefined) {
+        Object.assign(level, { patched: level.patched + patched, seconds: level.seconds + seconds, cpu: level.cpu + cpuSeconds(pid) - cpu,
+          clientCpu: level.clientCpu + (user + system) / 1e6 });
+      }
       progress(`scale: floor round ${r + 1}, ${inFlight} in flight: ${round(patched / seconds, 1)} patches/s`);
     }
   }
-  const floor = [...levels].map(([inFlight, { patched, seconds, cpu }]) =>
-    ({ inFlight, perSecond: round(patched / seconds, 1), cpuMsPerSlice: round(cpu * 1000 / patched, 3) }));
+  const floor = [...levels].map(([inFlight, { patched, seconds, cpu, clientCpu }]) =>
+    ({ inFlight, perSecond: round(patched / seconds, 1), cpuMsPerSlice: round(cpu * 1000 / patched, 3), clientCpuMsPerPatch: round(clientCpu * 1000 / patched, 3) }));
   const best = floor.reduce((a, b) => (b.perSecond > a.perSecond ? b : a));
   // What skipping admission for the controller's own patches (matchConditions on its ServiceAccount) could give at
   // most: the same patches at the best level with no webhook registered.
@@ -141,7 +148,7 @@ try {
     down: { seconds: round(down.seconds, 2), perSecond: rate(down.seconds), cpuMsPerSlice: down.cpuMsPerSlice, pass: down.record },
     up: { seconds: round(up.seconds, 2), perSecond: rate(up.seconds), cpuMsPerSlice: up.cpuMsPerSlice, pass: up.record },
     floor, floorInFlight: best.inFlight, floorSeconds: round(SLICES / best.perSecond, 2), floorPerSecond: best.perSecond,
-    floorCpuMsPerSlice: best.cpuMsPerSlice, noWebhookPerSecond,
+    floorCpuMsPerSlice: best.cpuMsPerSlice, floorClientCpuMsPerPatch: best.clientCpuMsPerPatch, noWebhookPerSecond,
     controllerCpuMsPerSlice: Math.max(controllerCpu(down.cpuMsPerSlice), controllerCpu(up.cpuMsPerSlice)),
     controllerCpuToReview: best.cpuMsPerSlice > 0 ? round(Math.max(controllerCpu(down.cpuMsPerSlice), controllerCpu(up.cpuMsPerSlice)) / best.cpuMsPerSlice, 3) : 0,
     passToFloor: round(slowerPass / best.perSecond, 3),
