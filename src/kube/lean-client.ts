@@ -112,13 +112,6 @@ interface Applied {
   readonly baseHeaders: OutgoingHttpHeaders;
 }
 
-/** An answer's status and headers, and its body to read or to drain. */
-interface Answer {
-  readonly status: number;
-  readonly headers: IncomingMessage['headers'];
-  readonly body: Readable;
-}
-
 export class LeanKubeClient {
   private readonly pool = new KeepAlivePool();
   private readonly userAgent: string | undefined;
@@ -136,26 +129,26 @@ export class LeanKubeClient {
   /** The answer's body parsed (`json`), or undefined once it is stored (`status`); a KubeRequestError outside 2xx. */
   async send(request: LeanRequest): Promise<unknown> {
     const answer = await this.exchange(request);
-    const { status, body } = answer;
+    const status = answer.statusCode ?? 0;
     this.observe(status);
     if (status < 200 || status >= 300) {
-      const { message, reason } = statusMessage(status, await readBody(body, ERROR_BODY_LIMIT));
+      const { message, reason } = statusMessage(status, await readBody(answer, ERROR_BODY_LIMIT));
       throw new KubeRequestError(status, message, headerText(answer.headers['retry-after']), reason);
     }
     if (request.read === 'status') {
-      // Drained unread: the connection (or the stream's share of the session) is free once the answer has ended.
+      // Drained unread: the connection is free for the next request once the answer has ended.
       await new Promise<void>((resolve, reject) => {
-        body.on('end', resolve);
-        body.on('error', reject);
-        body.resume();
+        answer.on('end', resolve);
+        answer.on('error', reject);
+        answer.resume();
       });
       return undefined;
     }
-    return JSON.parse(await readBody(body, Number.POSITIVE_INFINITY));
+    return JSON.parse(await readBody(answer, Number.POSITIVE_INFINITY));
   }
 
   /** The request sent with the KubeConfig's credentials of the moment. */
-  private async exchange(request: LeanRequest): Promise<Answer> {
+  private async exchange(request: LeanRequest): Promise<IncomingMessage> {
     const { server, opts, baseHeaders } = await this.credentials();
     const headers: OutgoingHttpHeaders = { ...baseHeaders };
     if (request.body !== undefined) {
@@ -167,7 +160,7 @@ export class LeanKubeClient {
     // client-node made an agent for this request's TLS material (or a proxy's): the pool's takes its place.
     const agent = opts.agent instanceof HttpAgent ? this.pool.agentFor(opts.agent) : undefined;
     const send = server.protocol === 'https:' ? httpsRequest : httpRequest;
-    const response = await new Promise<IncomingMessage>((resolve, reject) => {
+    return new Promise<IncomingMessage>((resolve, reject) => {
       const outgoing = send({
         protocol: server.protocol, hostname: server.hostname, port: server.port, path,
         method: request.method, headers, agent, ...(opts.auth === undefined ? {} : { auth: opts.auth }),
@@ -177,7 +170,6 @@ export class LeanKubeClient {
       outgoing.on('error', reject);
       outgoing.end(request.body?.text);
     });
-    return { status: response.statusCode ?? 0, headers: response.headers, body: response };
   }
 
   /** Closes the kept-alive connections (shutdown). */

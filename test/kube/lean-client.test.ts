@@ -35,16 +35,23 @@ const TOKEN = 'lean-token';
 const SLICES = { group: 'discovery.k8s.io', version: 'v1', plural: 'endpointslices' } as const;
 const ref = (name: string): StoredObjectRef => ({ ...SLICES, namespace: 'demo', name });
 
-/** A client CA and a certificate it signed for client authentication (the serving certificate is serverAuth only). */
-function clientCertificate(dir: string): { caFile: string; certFile: string; keyFile: string } {
-  const file = (name: string) => join(dir, name);
+/** A certificate for client authentication named `name`, signed by the client CA in `dir` (the serving certificate is serverAuth only). */
+function signClient(dir: string, name: string): { certFile: string; keyFile: string } {
+  const file = (suffix: string) => join(dir, `${name}.${suffix}`);
   const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=client-ca', '-keyout', file('client-ca.key'), '-out', file('client-ca.crt'));
-  openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=shortcut-controller', '-keyout', file('client.key'), '-out', file('client.csr'));
-  writeFileSync(file('client.ext'), 'extendedKeyUsage=clientAuth\n');
-  openssl('x509', '-req', '-in', file('client.csr'), '-CA', file('client-ca.crt'), '-CAkey', file('client-ca.key'), '-CAcreateserial', '-days', '1',
-    '-extfile', file('client.ext'), '-out', file('client.crt'));
-  return { caFile: file('client-ca.crt'), certFile: file('client.crt'), keyFile: file('client.key') };
+  openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${name}`, '-keyout', file('key'), '-out', file('csr'));
+  writeFileSync(file('ext'), 'extendedKeyUsage=clientAuth\n');
+  openssl('x509', '-req', '-in', file('csr'), '-CA', join(dir, 'client-ca.crt'), '-CAkey', join(dir, 'client-ca.key'), '-CAcreateserial', '-days', '1',
+    '-extfile', file('ext'), '-out', file('crt'));
+  return { certFile: file('crt'), keyFile: file('key') };
+}
+
+/** A client CA in `dir` and a certificate it signed for `shortcut-controller`. */
+function clientCertificate(dir: string): { caFile: string; certFile: string; keyFile: string } {
+  const caFile = join(dir, 'client-ca.crt');
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=client-ca', '-keyout', join(dir, 'client-ca.key'), '-out', caFile],
+    { stdio: ['ignore', 'ignore', 'pipe'] });
+  return { caFile, ...signClient(dir, 'shortcut-controller') };
 }
 
 interface TlsFront {
@@ -163,11 +170,7 @@ test('a rotated client certificate is presented within a second, on a connection
   const serving = makeCerts(join(dir, 'serving'));
   const client = clientCertificate(dir);
   // The next certificate from the same client CA, for another name, written over the first's files.
-  const file = (name: string) => join(dir, name);
-  const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=rotated-controller', '-keyout', file('next.key'), '-out', file('next.csr'));
-  openssl('x509', '-req', '-in', file('next.csr'), '-CA', file('client-ca.crt'), '-CAkey', file('client-ca.key'), '-CAcreateserial', '-days', '1',
-    '-extfile', file('client.ext'), '-out', file('next.crt'));
+  const next = signClient(dir, 'rotated-controller');
   const server = await startKubeApiServer({ token: TOKEN });
   const front = await tlsFront(server, { key: serving.key, cert: serving.cert, clientCa: readFileSync(client.caFile) });
   await server.create(sliceObject({ name: 'web-0', addresses: [['10.63.0.1']] }));
@@ -177,8 +180,8 @@ test('a rotated client certificate is presented within a second, on a connection
   try {
     assert.ok(await objects.get(ref('web-0')));
     assert.deepEqual(front.clients, ['shortcut-controller']);
-    writeFileSync(client.certFile, readFileSync(file('next.crt')));
-    writeFileSync(client.keyFile, readFileSync(file('next.key')));
+    writeFileSync(client.certFile, readFileSync(next.certFile));
+    writeFileSync(client.keyFile, readFileSync(next.keyFile));
     // The client keeps the KubeConfig's credentials for a second, then reads the files again.
     await waitFor(async () => (await objects.get(ref('web-0'))) !== undefined && front.clients.at(-1) === 'rotated-controller',
       { timeoutMs: 5000, intervalMs: 100, description: 'a request over a connection made with the new certificate' });
