@@ -90,59 +90,56 @@ try {
   // The floor: a plain client patching the stored slices through the webhook, as fast as the API server goes at each
   // number of requests in flight. Each patch sets a label to a value of its own, so each one is a real write.
   const touch = (value: string) => JSON.stringify([{ op: 'add', path: '/metadata/labels/bench.liqo.io~1touched', value }]);
-  const levels = new Map(FLOOR_LEVELS.map((inFlight) => [inFlight, { patched: 0, seconds: 0, cpu: 0, clientCpu: 0 }]));
   let cursor = 0;
+  /** Patches the slices in turn, `inFlight` at a time, for `seconds`; how many it patched. */
+  const patchFor = async (tag: string, inFlight: number, seconds: number) => {
+    const until = performance.now() + seconds * 1000;
+    let patched = 0;
+    await Promise.all(Array.from({ length: inFlight }, async () => {
+      while (performance.now() < until) {
+        const i = cursor++ % SLICES;
+        const answer = await client.send('PATCH', pathOf(i), touch(`${tag}-${cursor}`), 'application/json-patch+json');
+        if (answer.status >= 300) throw new Error(`floor (${tag}) web-${i}: HTTP ${answer.status}: ${answer.text.slice(0, 500)}`);
+        patched++;
+      }
+    }));
+    return patched;
+  };
+  /** `work`'s result, its seconds, and the CPU seconds the product and this process (the plain client) spent meanwhile. */
+  const measured = async <T>(work: () => Promise<T>) => {
+    const productCpu = cpuSeconds(pid);
+    const clientCpu = process.cpuUsage();
+    const started = performance.now();
+    const result = await work();
+    const { user, system } = process.cpuUsage(clientCpu);
+    return { result, seconds: (performance.now() - started) / 1000, productCpu: cpuSeconds(pid) - productCpu, clientCpu: (user + system) / 1e6 };
+  };
+  const levels = new Map(FLOOR_LEVELS.map((inFlight) => [inFlight, { patched: 0, seconds: 0, cpu: 0, clientCpu: 0 }]));
   for (let r = 0; r < FLOOR_ROUNDS; r++) {
     for (const inFlight of r % 2 === 0 ? FLOOR_LEVELS : [...FLOOR_LEVELS].reverse()) {
-      const cpu = cpuSeconds(pid);
-      const clientCpu = process.cpuUsage();
-      const started = performance.now();
-      const until = started + FLOOR_SECONDS * 1000;
-      let patched = 0;
-      await Promise.all(Array.from({ length: inFlight }, async () => {
-        while (performance.now() < until) {
-          const i = cursor++ % SLICES;
-          const answer = await client.send('PATCH', pathOf(i), touch(`${inFlight}-${cursor}`), 'application/json-patch+json');
-          if (answer.status >= 300) throw new Error(`floor web-${i}: HTTP ${answer.status}: ${answer.text.slice(0, 500)}`);
-          patched++;
-        }
-      }));
-      const seconds = (performance.now() - started) / 1000;
-      const { user, system } = process.cpuUsage(clientCpu);
+      const measuredRound = await measured(() => patchFor(String(inFlight), inFlight, FLOOR_SECONDS));
       const level = levels.get(inFlight);
       if (level !== undefined) {
-        Object.assign(level, { patched: level.patched + patched, seconds: level.seconds + seconds, cpu: level.cpu + cpuSeconds(pid) - cpu,
-          clientCpu: level.clientCpu + (user + system) / 1e6 });
+        Object.assign(level, { patched: level.patched + measuredRound.result, seconds: level.seconds + measuredRound.seconds, cpu: level.cpu + measuredRound.productCpu,
+          clientCpu: level.clientCpu + measuredRound.clientCpu });
       }
-      progress(`scale: floor round ${r + 1}, ${inFlight} in flight: ${round(patched / seconds, 1)} patches/s`);
+      progress(`scale: floor round ${r + 1}, ${inFlight} in flight: ${round(measuredRound.result / measuredRound.seconds, 1)} patches/s`);
     }
   }
   const floor = [...levels].map(([inFlight, { patched, seconds, cpu, clientCpu }]) =>
     ({ inFlight, perSecond: round(patched / seconds, 1), cpuMsPerSlice: round(cpu * 1000 / patched, 3), clientCpuMsPerPatch: round(clientCpu * 1000 / patched, 3) }));
   const best = floor.reduce((a, b) => (b.perSecond > a.perSecond ? b : a));
   progress(`scale: the floor, every slice patched once at ${best.inFlight} in flight`);
-  const sweepCpu = cpuSeconds(pid);
-  const sweepClientCpu = process.cpuUsage();
-  const sweepSeconds = await each('floor patched', (i) => client.send('PATCH', pathOf(i), touch(`sweep-${i}`), 'application/json-patch+json'), best.inFlight);
-  const sweepClient = process.cpuUsage(sweepClientCpu);
+  const swept = await measured(() => each('floor patched', (i) => client.send('PATCH', pathOf(i), touch(`sweep-${i}`), 'application/json-patch+json'), best.inFlight));
   const sweep = {
-    inFlight: best.inFlight, seconds: round(sweepSeconds, 2), perSecond: round(SLICES / sweepSeconds, 1),
-    cpuMsPerSlice: round((cpuSeconds(pid) - sweepCpu) * 1000 / SLICES, 3), clientCpuMsPerPatch: round((sweepClient.user + sweepClient.system) / 1000 / SLICES, 3),
+    inFlight: best.inFlight, seconds: round(swept.seconds, 2), perSecond: round(SLICES / swept.seconds, 1),
+    cpuMsPerSlice: round(swept.productCpu * 1000 / SLICES, 3), clientCpuMsPerPatch: round(swept.clientCpu * 1000 / SLICES, 3),
   };
   // What skipping admission for the controller's own patches (matchConditions on its ServiceAccount) could give at
   // most: the same patches at the best level with no webhook registered.
   await bench.unregister('shortcut-webhook');
-  const started = performance.now();
-  let unhooked = 0;
-  await Promise.all(Array.from({ length: best.inFlight }, async () => {
-    while (performance.now() < started + FLOOR_SECONDS * FLOOR_ROUNDS * 1000) {
-      const i = cursor++ % SLICES;
-      const answer = await client.send('PATCH', pathOf(i), touch(`none-${cursor}`), 'application/json-patch+json');
-      if (answer.status >= 300) throw new Error(`no-webhook floor web-${i}: HTTP ${answer.status}: ${answer.text.slice(0, 500)}`);
-      unhooked++;
-    }
-  }));
-  const noWebhookPerSecond = round(unhooked / ((performance.now() - started) / 1000), 1);
+  const unhooked = await measured(() => patchFor('none', best.inFlight, FLOOR_SECONDS * FLOOR_ROUNDS));
+  const noWebhookPerSecond = round(unhooked.result / unhooked.seconds, 1);
   client.close();
   const fccs = await bench.admin.get<{ items: unknown[] }>(FCC_PATH);
   const rate = (seconds: number) => round(SLICES / seconds, 1);
