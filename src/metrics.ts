@@ -94,7 +94,7 @@ export class Metrics {
     },
   });
   readonly viewWatchRestarts = new Counter({
-    name: `${PREFIX}view_watch_restarts_total`, help: 'Times a watch of the shortcut source was restarted after an error or close.', registers: [this.registry],
+    name: `${PREFIX}view_watch_restarts_total`, help: 'Times a watch of the shortcut source was opened again after the server broke it or ended it early (not at its own timeout).', registers: [this.registry],
   });
   readonly hubIps = new Gauge({
     name: `${PREFIX}hub_ips`, help: 'IPs of offloaded pods known from the hub\'s IPAM (the stock-Liqo path); 0 while it is not read.',

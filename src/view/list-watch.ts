@@ -52,8 +52,12 @@ export interface ListWatchOptions<T> {
    * means, so no warning is logged for it.
    */
   readonly onListError?: (status: number | undefined) => 'expected' | 'unexpected';
-  /** Every watch restart after the first, for `view_watch_restarts_total`. */
-  readonly onRestart?: () => void;
+  /**
+   * Every watch opened again after the server ended or broke the last one, for `view_watch_restarts_total`; the
+   * reason is logged with it. Not one: the first watch, a watch reopened after reaching the timeout it asked for, after
+   * a relist the process asked for (a pause), or with new credentials.
+   */
+  readonly onRestart?: (restart: WatchRestart) => void;
   readonly logger: Logger;
   readonly backoff?: BackoffOptions;
   /**
@@ -85,6 +89,14 @@ export function earliestFailure(parts: readonly { readonly source: string; reado
   return earliest;
 }
 
+/** A watch opened again after the server ended or broke the last one. */
+export interface WatchRestart {
+  /** What is watched (`foreignclusterconnections`). */
+  readonly resource: string;
+  /** How the last watch ended, in words: `dropped (Premature close)`, `ended by the server after 0.4 s`. */
+  readonly why: string;
+}
+
 type WatchEnd =
   | { readonly kind: 'closed' }
   | { readonly kind: 'gone' }
@@ -110,6 +122,11 @@ function resourceVersionOf(object: unknown): string | undefined {
 
 /** A watch that ran at least this long ended normally; a shorter one is a server closing on us, so back off. */
 const HEALTHY_WATCH_MS = 1000;
+/**
+ * A watch closed cleanly this close to the timeoutSeconds it asked for reached it: the server's clock starts when the
+ * request arrives, after ours, but a timer may fire a little early.
+ */
+const TIMEOUT_SLACK_MS = 100;
 const WATCHDOG_GRACE_MS = 30_000;
 /**
  * A watch reopens from where it stood (resourceVersion), so a short timeout costs one request per source and period,
@@ -290,9 +307,28 @@ export class ListWatch<T> {
     return Math.min(delay, asked);
   }
 
+  /** How the watch that ended last ended, while the next one is to be counted as a restart; undefined: it is not one. */
+  private restartWhy(end: WatchEnd, ranMs: number, timeoutSeconds: number): string | undefined {
+    switch (end.kind) {
+      case 'credentials': return undefined;
+      case 'gone': return 'its history was compacted (410 Gone)';
+      case 'answered': return `answered ${describeError(end.error)}`;
+      case 'error': return `dropped (${describeError(end.error)})`;
+      case 'closed':
+        // The timeout it asked for: the server ends the watch, the loop opens the next one. Routine, every minute.
+        return ranMs >= timeoutSeconds * 1000 - TIMEOUT_SLACK_MS ? undefined : `ended by the server after ${(ranMs / 1000).toFixed(1)} s`;
+    }
+  }
+
+  private restarted(why: string): void {
+    this.options.logger.info({ resource: this.options.name, why }, 'watch restarted');
+    this.options.onRestart?.({ resource: this.options.name, why });
+  }
+
   private async run(): Promise<void> {
     let needList = true;
-    let watches = 0;
+    /** Why the next watch is a restart (view_watch_restarts_total), if it is one. */
+    let restart: string | undefined;
 
     while (!this.stopped) {
       if (this.relistWaiters.length > 0) needList = true;
@@ -352,13 +388,17 @@ export class ListWatch<T> {
         }
       }
       if (this.stopped) break;
-      if (watches++ > 0) this.options.onRestart?.();
+      if (restart !== undefined) this.restarted(restart);
+      const timeoutSeconds = this.options.watchTimeoutSeconds
+        ?? DEFAULT_WATCH_TIMEOUT_SECONDS + Math.floor(Math.random() * (DEFAULT_WATCH_TIMEOUT_SECONDS * WATCH_TIMEOUT_JITTER + 1));
       const started = Date.now();
-      const end = await this.watchOnce();
+      const end = await this.watchOnce(timeoutSeconds);
       if (this.stopped) break;
-      // Not a restart the server caused (a relist asked after a pause, new credentials): view_watch_restarts counts
-      // dropped watches only.
-      if (this.relistWaiters.length > 0 || end.kind === 'credentials') { watches--; continue; }
+      // Not a restart the server caused (a relist asked after a pause, new credentials, the watch's own timeout):
+      // view_watch_restarts counts watches the server broke or ended early only.
+      if (this.relistWaiters.length > 0) { restart = undefined; continue; }
+      restart = this.restartWhy(end, Date.now() - started, timeoutSeconds);
+      if (end.kind === 'credentials') continue;
       if (end.kind === 'gone') {
         // The history we would resume from is compacted: only a fresh list is consistent again.
         needList = true;
@@ -407,11 +447,15 @@ export class ListWatch<T> {
     });
   }
 
-  private watchOnce(): Promise<WatchEnd> {
-    const timeoutSeconds = this.options.watchTimeoutSeconds
-      ?? DEFAULT_WATCH_TIMEOUT_SECONDS + Math.floor(Math.random() * (DEFAULT_WATCH_TIMEOUT_SECONDS * WATCH_TIMEOUT_JITTER + 1));
+  private watchOnce(timeoutSeconds: number): Promise<WatchEnd> {
     return new Promise<WatchEnd>((settle) => {
+      /** The loop has moved on (a relist, stop): this watch's events and end are no longer its, and it is aborted. */
+      let ended = false;
+      let watchdog: NodeJS.Timeout | undefined;
       const resolve = (end: WatchEnd) => {
+        if (ended) return;
+        ended = true;
+        if (watchdog !== undefined) clearTimeout(watchdog);
         this.endWatch = undefined;
         settle(end);
       };
@@ -420,7 +464,6 @@ export class ListWatch<T> {
       let failure: unknown;
       /** The server's ERROR event, other than 410: its verdict on this watch, for a list to judge. */
       let verdict: Error | undefined;
-      let watchdog: NodeJS.Timeout | undefined;
       const arm = () => {
         if (watchdog !== undefined) clearTimeout(watchdog);
         watchdog = setTimeout(() => {
@@ -431,6 +474,7 @@ export class ListWatch<T> {
       };
       arm();
       const onEvent = (type: string, object: unknown) => {
+        if (ended) return;
         arm();
         if (type === 'ERROR') {
           const code = isObject(object) ? object.code : undefined;
@@ -459,7 +503,7 @@ export class ListWatch<T> {
       let done = false;
       const onDone = (error: unknown) => {
         done = true;
-        if (watchdog !== undefined) clearTimeout(watchdog);
+        if (ended) return;
         if (this.credentialsChanged) {
           this.credentialsChanged = false;
           resolve({ kind: 'credentials' });
@@ -478,10 +522,16 @@ export class ListWatch<T> {
           ...(this.options.labelSelector === undefined ? {} : { labelSelector: this.options.labelSelector }),
         }, onEvent, onDone)
         .then((controller) => {
+          // A relist asked while the request was on its way ended this watch for the loop, which has listed and may
+          // have opened the next one: left open, this one would be a second watch of the same resource.
+          if (ended) {
+            controller.abort();
+            return;
+          }
           this.abort = controller;
           // The stream is open (a refused one has already called onDone): the source answers.
           if (!done) this.answered();
-          if (this.stopped || this.credentialsChanged) controller.abort();
+          if (this.credentialsChanged) controller.abort();
         }, onDone);
     });
   }

@@ -51,7 +51,11 @@ async function launch(args: readonly string[], env: NodeJS.ProcessEnv, cwd?: str
     const line = lines.find((l) => l.includes('"msg":"serving"'));
     if (line !== undefined) return JSON.parse(line) as Serving;
     return exitCode === undefined ? undefined : {};
-  }, { timeoutMs: 20_000, description: 'the server says it is serving' });
+  }, { timeoutMs: 20_000, description: 'the server says it is serving' }).catch((error: unknown) => {
+    // The caller never gets the child to stop: left running, it would keep the test file's process alive for good.
+    child.kill('SIGKILL');
+    throw new Error(`${error instanceof Error ? error.message : String(error)}; what it said:\n${lines.join('\n')}`);
+  });
   if (serving.msg === undefined) throw new Error(`server exited early with code ${exitCode}:\n${lines.join('\n')}`);
   return { child, lines, exited, webhookPort: serving.webhook?.[0]?.port ?? 0, opsPort: serving.ops?.[0]?.port ?? 0 };
 }
