@@ -142,6 +142,15 @@ const WATCH_TIMEOUT_JITTER = 0.25;
  */
 const WATCH_FAILURES_BEFORE_LIST = 3;
 
+/**
+ * A server that was away and answers again may refuse or not know the resource for a few seconds of its own start-up
+ * (kube-apiserver answers 403 until its authorizer has synced, 404 until its CRDs are served): an answer the owner
+ * expects is asked again at SETTLING_BACKOFF's pace for this long after the first, not at the owner's, which the outage
+ * has grown to its cap (a stock-Liqo leaf kept its hub view refused for up to 30 s after every hub restart).
+ */
+const SETTLING_MS = 30_000;
+const SETTLING_BACKOFF: BackoffOptions = { initialMs: 500, maxMs: 2000 };
+
 /** How many 429s in a row are retried after their Retry-After rather than the backoff (client-go's default: 10). */
 const RETRY_AFTER_HONOURED = 10;
 
@@ -164,6 +173,10 @@ export class ListWatch<T> {
   private publishPending = false;
   private readonly problems = new ProblemLatch();
   private readonly backoff: Backoff;
+  /** The pace of expected answers while the server settles after an outage (SETTLING_MS). */
+  private readonly settlingBackoff = new Backoff(SETTLING_BACKOFF);
+  /** Until when (now()) an expected answer is asked again at the settling pace: set by the first one after a failure. */
+  private settlingUntil = 0;
   private running: Promise<void> | undefined;
   private firstAttempt: Promise<void>;
   private firstAttemptDone: () => void = () => {};
@@ -372,6 +385,10 @@ export class ListWatch<T> {
           } else {
             // The server answered and the owner knows what it means (none to read): the source is live and the view
             // matches it, whatever failed before. A 404 also proves the credentials were accepted.
+            if (this.failure !== undefined) {
+              this.settlingUntil = this.now() + SETTLING_MS;
+              this.settlingBackoff.reset();
+            }
             this.failure = undefined;
             this.recovered();
             const { config } = this.options;
@@ -381,7 +398,7 @@ export class ListWatch<T> {
             ListWatch.settle(waiting);
           }
           this.firstAttemptDone();
-          await this.sleep(this.listDelay(error));
+          await this.sleep(expected && this.now() < this.settlingUntil ? this.settlingBackoff.next() : this.listDelay(error));
           continue;
         } finally {
           if (!needList) this.firstAttemptDone();
