@@ -36,3 +36,20 @@ export async function waitFor<T>(
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
+
+/**
+ * `promise`, or a failure naming `description` once `timeoutMs` (default 5000 ms) has passed without it settling: a
+ * wait on a promise the code under test may never settle fails the test instead of hanging its file.
+ */
+export async function within<T>(promise: Promise<T>, options: Omit<WaitForOptions, 'intervalMs'> = {}): Promise<T> {
+  const timeoutMs = options.timeoutMs ?? 5000;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`within: ${options.description ?? 'promise'} not settled within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
