@@ -271,3 +271,44 @@ test('peer_path names the leaf\'s peers, never the leaf itself, which the hub\'s
     'shortcut_webhook_peer_path{peer="cluster4",path="direct",reason="direct",connection="Connected"} 1',
   ]);
 });
+
+test('a failover and a failback are each one Event and one failover_seconds sample: the passes after them write nothing more', async () => {
+  const w = await world();
+  try {
+    const samples = async (direction: string) => Number(new RegExp(`shortcut_webhook_failover_seconds_count\\{direction="${direction}"\\} (\\d+)`)
+      .exec(await w.metrics.registry.metrics())?.[1] ?? 0);
+    /** The tunnel goes to `state`, a pass moves the objects, and three more find nothing to do. */
+    const moveThenPass = (state: string) => {
+      const observedAt = w.now();
+      w.tunnel(state);
+      w.peers.passDone({ startedAt: observedAt, endedAt: w.advance(2000), patched: 3 });
+      for (let pass = 0; pass < 3; pass++) w.peers.passDone({ startedAt: w.advance(1000), endedAt: w.advance(1000), patched: 0 });
+    };
+    moveThenPass('Error');
+    assert.equal(await samples('to-hub'), 1, 'one sample for the failover');
+    await waitFor(() => w.events().length === 1, { description: 'the failover\'s Event stored' });
+    moveThenPass('Connected');
+    assert.equal(await samples('to-direct'), 1, 'one sample for the failback');
+    await waitFor(() => w.events().length === 2, { description: 'the failback\'s Event stored' });
+    await w.recorder.flush();
+    assert.equal(w.recorded(), 2, 'two Events in all');
+    assert.deepEqual(w.events().map((e) => [e.reason, e.series?.count]).sort(), [['DirectNetworkLost', undefined], ['DirectNetworkRestored', undefined]]);
+  } finally {
+    await close(w);
+  }
+});
+
+test('peer_path follows the path: after a failover the direct series is gone, after the failback the hub one, so an alert on the hub path stops', async () => {
+  const w = await world();
+  try {
+    const series = async () => (await w.metrics.registry.metrics()).split('\n')
+      .filter((line) => line.startsWith('shortcut_webhook_peer_path{peer="cluster3"') && !line.endsWith(' 0'));
+    assert.deepEqual(await series(), ['shortcut_webhook_peer_path{peer="cluster3",path="direct",reason="direct",connection="Connected"} 1']);
+    w.tunnel('Error');
+    assert.deepEqual(await series(), ['shortcut_webhook_peer_path{peer="cluster3",path="hub",reason="tunnel-down",connection="Error"} 1']);
+    w.tunnel('Connected');
+    assert.deepEqual(await series(), ['shortcut_webhook_peer_path{peer="cluster3",path="direct",reason="direct",connection="Connected"} 1']);
+  } finally {
+    await close(w);
+  }
+});
