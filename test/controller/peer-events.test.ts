@@ -12,7 +12,7 @@ import { SnapshotStore } from '../../src/view/shortcut-view.ts';
 import { configurationObject, fcc } from '../support/builders.ts';
 import { directWorldParts } from '../support/direct-world.ts';
 import { startKubeApiServer, type KubeApiServer, type ResourceDefinition } from '../support/kube-api-server.ts';
-import { waitFor } from '../support/wait-for.ts';
+import { waitFor, within } from '../support/wait-for.ts';
 
 const EVENTS: ResourceDefinition = { group: 'events.k8s.io', version: 'v1', plural: 'events', singular: 'event', kind: 'Event', namespaced: true, builtin: true };
 
@@ -308,6 +308,25 @@ test('peer_path follows the path: after a failover the direct series is gone, af
     assert.deepEqual(await series(), ['shortcut_webhook_peer_path{peer="cluster3",path="hub",reason="tunnel-down",connection="Error"} 1']);
     w.tunnel('Connected');
     assert.deepEqual(await series(), ['shortcut_webhook_peer_path{peer="cluster3",path="direct",reason="direct",connection="Connected"} 1']);
+  } finally {
+    await close(w);
+  }
+});
+
+test('flush at shutdown writes a repeat the per-Event bound still held back: the Event\'s count says every occurrence', async () => {
+  const w = await world();
+  const config = new KubeConfig();
+  config.loadFromFile(await w.server.kubeconfig());
+  // One write per Event a minute: the second occurrence waits for the bound, and the pod stops meanwhile.
+  const recorder = new EventRecorder({ config, logger: createLogger('silent'), instance: 'webhook-a', minWriteIntervalMs: 60_000 });
+  const regarding = { apiVersion: 'networking.liqo.io/v1beta1', kind: 'Connection', namespace: 'liqo-tenant-cluster3', name: 'cluster3' };
+  const lost = { type: 'Warning' as const, reason: 'DirectNetworkLost', action: 'Failover', note: 'traffic to cluster3 goes through the hub', regarding };
+  try {
+    recorder.record(lost);
+    await waitFor(() => w.events().length === 1, { description: 'the first occurrence written' });
+    recorder.record(lost);
+    await within(recorder.flush(), { description: 'flush' });
+    assert.equal(w.events()[0]?.series?.count, 2);
   } finally {
     await close(w);
   }
