@@ -51,7 +51,11 @@ async function launch(args: readonly string[], env: NodeJS.ProcessEnv, cwd?: str
     const line = lines.find((l) => l.includes('"msg":"serving"'));
     if (line !== undefined) return JSON.parse(line) as Serving;
     return exitCode === undefined ? undefined : {};
-  }, { timeoutMs: 20_000, description: 'the server says it is serving' });
+  }, { timeoutMs: 20_000, description: 'the server says it is serving' }).catch((error: unknown) => {
+    // A server that never said so is the test's to stop: left running, it would keep the test file from ever ending.
+    child.kill('SIGKILL');
+    throw error;
+  });
   if (serving.msg === undefined) throw new Error(`server exited early with code ${exitCode}:\n${lines.join('\n')}`);
   return { child, lines, exited, webhookPort: serving.webhook?.[0]?.port ?? 0, opsPort: serving.ops?.[0]?.port ?? 0 };
 }

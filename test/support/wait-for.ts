@@ -24,7 +24,8 @@ export async function waitFor<T>(
   let lastError: unknown;
   for (;;) {
     try {
-      const value = await condition();
+      // A condition that never settles (a request the server never answers) counts as "not yet" at the deadline.
+      const value = await within(Promise.resolve(condition()), { timeoutMs: Math.max(deadline - Date.now(), 0) + intervalMs, description: 'the condition' });
       if (value) return value;
     } catch (error) {
       lastError = error;
