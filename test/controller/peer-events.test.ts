@@ -16,7 +16,7 @@ import { waitFor, within } from '../support/wait-for.ts';
 
 const EVENTS: ResourceDefinition = { group: 'events.k8s.io', version: 'v1', plural: 'events', singular: 'event', kind: 'Event', namespaced: true, builtin: true };
 
-interface StoredEvent { reason: string; type: string; note: string; reportingController: string; regarding: { kind: string; name: string; namespace: string; uid?: string }; series?: { count: number } }
+interface StoredEvent { reason: string; type: string; note: string; reportingController: string; reportingInstance: string; regarding: { kind: string; name: string; namespace: string; uid?: string }; series?: { count: number } }
 
 async function world(options: { leader?: () => boolean } = {}) {
   const server = await startKubeApiServer();
@@ -61,6 +61,7 @@ test('a direct network lost is one Warning Event on the peer\'s Connection, with
     assert.equal(event?.type, 'Warning');
     assert.equal(event?.reason, 'DirectNetworkLost');
     assert.equal(event?.reportingController, 'shortcut-webhook');
+    assert.equal(event?.reportingInstance, 'webhook-a', 'the replica that wrote it (POD_NAME)');
     assert.deepEqual(event?.regarding, { apiVersion: 'networking.liqo.io/v1beta1', kind: 'Connection', namespace: 'liqo-tenant-cluster3', name: 'cluster3', uid: w.connection.metadata?.uid });
     assert.match(event?.note ?? '', /412 stored objects patched in 2\.5 s/);
     assert.match(await w.metrics.registry.metrics(), /shortcut_webhook_failover_seconds_count\{direction="to-hub"\} 1/);
@@ -327,6 +328,17 @@ test('flush at shutdown writes a repeat the per-Event bound still held back: the
     recorder.record(lost);
     await within(recorder.flush(), { description: 'flush' });
     assert.equal(w.events()[0]?.series?.count, 2);
+  } finally {
+    await close(w);
+  }
+});
+
+test('peer_path says connection="none" for a peer the leaf has no Connection to, as the reference and the alert read it', async () => {
+  const w = await world();
+  try {
+    w.store.publishTunnels(new Map());
+    const series = (await w.metrics.registry.metrics()).split('\n').filter((line) => line.startsWith('shortcut_webhook_peer_path{peer="cluster3"'));
+    assert.deepEqual(series, ['shortcut_webhook_peer_path{peer="cluster3",path="direct",reason="direct",connection="none"} 1']);
   } finally {
     await close(w);
   }
