@@ -16,6 +16,7 @@ import {
   type ServiceStatus, type StoredResource,
 } from '../offline/status.ts';
 import { table } from '../offline/explain.ts';
+import { ContinueTokens } from '../util/continue-tokens.ts';
 import { errorMessage } from '../util/errors.ts';
 import { loadLiveAccess, readLiveView } from './live-view.ts';
 
@@ -66,10 +67,13 @@ function pageReader(access: KubeAccess, resource: Listed, namespace: string | un
 /** Every page in turn, each handed over and dropped before the next is asked for; `first` is a page already read. */
 async function eachPage(read: PageReader, onItems: (items: readonly unknown[]) => void, first?: ListPage): Promise<void> {
   let page = first ?? await read(undefined);
+  const tokens = new ContinueTokens();
   for (;;) {
     onItems(page.items);
-    if (page.continueToken === undefined) return;
-    page = await read(page.continueToken);
+    const token = page.continueToken;
+    if (token === undefined) return;
+    tokens.follow(token);
+    page = await read(token);
   }
 }
 

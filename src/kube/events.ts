@@ -59,6 +59,8 @@ interface Series {
   note: string;
   timer: NodeJS.Timeout | undefined;
   writing: Promise<void> | undefined;
+  /** The latest occurrence, what a write held back until shutdown writes. */
+  event: EventRecord;
 }
 
 export interface EventRecorderOptions {
@@ -93,19 +95,28 @@ export class EventRecorder implements EventSink {
     let series = this.series.get(key);
     if (series === undefined || now - series.firstAt > SERIES_WINDOW_MS) {
       if (series?.timer !== undefined) clearTimeout(series.timer);
-      series = { name: undefined, count: 0, pending: 0, firstAt: now, lastWriteAt: 0, note: event.note, timer: undefined, writing: undefined };
+      series = { name: undefined, count: 0, pending: 0, firstAt: now, lastWriteAt: 0, note: event.note, timer: undefined, writing: undefined, event };
       this.series.set(key, series);
     }
+    series.event = event;
     series.pending++;
     series.note = truncate(event.note);
     this.schedule(event, series);
   }
 
-  /** Writes what is pending (shutdown): the last transition is not lost to the rate bound. */
+  /**
+   * Writes what is pending (shutdown): the writes in flight end, then the occurrences the per-Event bound held back
+   * are written at once, so the last transition is not lost when the pod stops. Nothing is recorded after it.
+   */
   async flush(): Promise<void> {
     this.stopped = true;
-    await Promise.all([...this.series.values()].map((series) => series.writing));
-    for (const series of this.series.values()) if (series.timer !== undefined) clearTimeout(series.timer);
+    const all = [...this.series.values()];
+    for (const series of all) {
+      if (series.timer !== undefined) clearTimeout(series.timer);
+      series.timer = undefined;
+    }
+    await Promise.all(all.map((series) => series.writing));
+    await Promise.all(all.filter((series) => series.pending > 0).map((series) => this.write(series.event, series)));
   }
 
   private schedule(event: EventRecord, series: Series): void {

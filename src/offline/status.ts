@@ -89,16 +89,15 @@ const LEFT_ALONE: ReadonlySet<AddressTrace['reason']> = new Set(['no-fcc', 'not-
 
 /**
  * An address Liqo itself put in the leaf's view of a peer's pods (its direct connections, from a repaired shadow):
- * the peer's direct network carries it while the peer's Connections are Connected, and nothing does otherwise.
- * Undefined for an address in no such view, or in the hub's (the slice's origin: its own pods).
+ * the peer's direct network carries it while the peer's Connections are Connected, and nothing does otherwise. Its
+ * reason stays the one explain gives (the webhook left it alone); only the path says where it goes. Undefined for an
+ * address in no such view, or in the hub's (the slice's origin: its own pods).
  */
-function liqoMapped(snapshot: Snapshot, address: string, origin: string | undefined): Pick<AddressStatus, 'peer' | 'path' | 'reason'> | undefined {
+function liqoMapped(snapshot: Snapshot, address: string, origin: string | undefined): Pick<AddressStatus, 'peer' | 'path'> | undefined {
   const view = snapshot.views.remotePods.find((entry) => entry.cluster !== undefined && entry.cluster !== origin && containsAddress(entry.cidr, address));
   if (view?.cluster === undefined) return undefined;
   const tunnel = snapshot.tunnels.get(view.cluster);
-  return tunnel === undefined || tunnel === TUNNEL_CONNECTED
-    ? { peer: view.cluster, path: 'direct', reason: 'direct' }
-    : { peer: view.cluster, path: 'none', reason: 'tunnel-down' };
+  return { peer: view.cluster, path: tunnel === undefined || tunnel === TUNNEL_CONNECTED ? 'direct' : 'none' };
 }
 
 function peerOfState(state: PairState): string | undefined {
@@ -183,7 +182,7 @@ export function objectStatus(resource: StoredResource, item: unknown, snapshot: 
       const base = { service, resource, object: name, input: explained.input, output: explained.output, outOfStep };
       if (known === undefined && LEFT_ALONE.has(trace.reason)) {
         const mapped = liqoMapped(snapshot, trace.output, slice.origin);
-        if (mapped !== undefined) return { ...base, ...mapped };
+        if (mapped !== undefined) return { ...base, ...mapped, reason: sliceReason(trace, explained) };
       }
       const direct = DIRECT_REASONS.has(trace.reason) || (trace.hub !== undefined && trace.reason !== 'restored');
       return { ...base, peer: known ?? hub, path: direct ? 'direct' : 'hub', reason: sliceReason(trace, explained) };

@@ -18,6 +18,7 @@ import { retryAfterMs } from '../util/retry-after.ts';
 import { ReloadingKubeConfig } from '../kube/reloading-config.ts';
 import type { Logger } from '../log.ts';
 import { ProblemLatch } from '../util/problem-latch.ts';
+import { ContinueTokens } from '../util/continue-tokens.ts';
 
 export interface ListWatchOptions<T> {
   /** What is watched, for logs: `foreignclusterconnections`. */
@@ -354,7 +355,9 @@ export class ListWatch<T> {
           const listed = new Map<string, T>();
           let token: string | undefined;
           let resourceVersion = '';
+          const tokens = new ContinueTokens();
           do {
+            if (token !== undefined) tokens.follow(token);
             const page = await this.options.list(token);
             for (const item of page.items) {
               const key = objectKey(item);

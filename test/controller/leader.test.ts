@@ -137,3 +137,25 @@ test('a leader past its renew deadline says it stopped leading before it renews,
     await server.close();
   }
 });
+
+test('with the shipped RBAC (no list on Leases: each list answers 403), election stays on: one replica creates the Lease and leads, the other waits', async () => {
+  const server = await startKubeApiServer();
+  // The chart's and manifests' Role: create, and get/update on the controller's Lease by name; a list is refused.
+  server.failNext({ method: 'GET', pathEndsWith: '/leases', watch: false, count: Number.MAX_SAFE_INTEGER }, 403);
+  const a = await elector(server, 'pod-a', { leaseDurationMs: 10_000 });
+  const b = await elector(server, 'pod-b', { leaseDurationMs: 10_000 });
+  try {
+    a.start();
+    await waitFor(() => a.isLeader(), { description: 'a leads' });
+    b.start();
+    await waitFor(() => server.requests.filter((r) => r.path.endsWith('/leases/shortcut-webhook-controller') && r.method === 'GET').length >= 6,
+      { description: 'b has asked for the Lease a few times' });
+    assert.equal(b.isLeader(), false, 'b does not lead beside a');
+    const lease = server.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'shortcut-webhook', name: 'shortcut-webhook-controller' });
+    assert.equal((lease?.spec as { holderIdentity?: string } | undefined)?.holderIdentity, 'pod-a');
+  } finally {
+    await a.stop();
+    await b.stop();
+    await server.close();
+  }
+});

@@ -12,11 +12,11 @@ import { SnapshotStore } from '../../src/view/shortcut-view.ts';
 import { configurationObject, fcc } from '../support/builders.ts';
 import { directWorldParts } from '../support/direct-world.ts';
 import { startKubeApiServer, type KubeApiServer, type ResourceDefinition } from '../support/kube-api-server.ts';
-import { waitFor } from '../support/wait-for.ts';
+import { waitFor, within } from '../support/wait-for.ts';
 
 const EVENTS: ResourceDefinition = { group: 'events.k8s.io', version: 'v1', plural: 'events', singular: 'event', kind: 'Event', namespaced: true, builtin: true };
 
-interface StoredEvent { reason: string; type: string; note: string; reportingController: string; regarding: { kind: string; name: string; namespace: string; uid?: string }; series?: { count: number } }
+interface StoredEvent { reason: string; type: string; note: string; reportingController: string; reportingInstance: string; regarding: { kind: string; name: string; namespace: string; uid?: string }; series?: { count: number } }
 
 async function world(options: { leader?: () => boolean } = {}) {
   const server = await startKubeApiServer();
@@ -61,6 +61,7 @@ test('a direct network lost is one Warning Event on the peer\'s Connection, with
     assert.equal(event?.type, 'Warning');
     assert.equal(event?.reason, 'DirectNetworkLost');
     assert.equal(event?.reportingController, 'shortcut-webhook');
+    assert.equal(event?.reportingInstance, 'webhook-a', 'the replica that wrote it (POD_NAME)');
     assert.deepEqual(event?.regarding, { apiVersion: 'networking.liqo.io/v1beta1', kind: 'Connection', namespace: 'liqo-tenant-cluster3', name: 'cluster3', uid: w.connection.metadata?.uid });
     assert.match(event?.note ?? '', /412 stored objects patched in 2\.5 s/);
     assert.match(await w.metrics.registry.metrics(), /shortcut_webhook_failover_seconds_count\{direction="to-hub"\} 1/);
@@ -270,4 +271,75 @@ test('peer_path names the leaf\'s peers, never the leaf itself, which the hub\'s
     'shortcut_webhook_peer_path{peer="cluster3",path="direct",reason="direct",connection="Connected"} 1',
     'shortcut_webhook_peer_path{peer="cluster4",path="direct",reason="direct",connection="Connected"} 1',
   ]);
+});
+
+test('a failover and a failback are each one Event and one failover_seconds sample: the passes after them write nothing more', async () => {
+  const w = await world();
+  try {
+    const samples = async (direction: string) => Number(new RegExp(`shortcut_webhook_failover_seconds_count\\{direction="${direction}"\\} (\\d+)`)
+      .exec(await w.metrics.registry.metrics())?.[1] ?? 0);
+    /** The tunnel goes to `state`, a pass moves the objects, and three more find nothing to do. */
+    const moveThenPass = (state: string) => {
+      const observedAt = w.now();
+      w.tunnel(state);
+      w.peers.passDone({ startedAt: observedAt, endedAt: w.advance(2000), patched: 3 });
+      for (let pass = 0; pass < 3; pass++) w.peers.passDone({ startedAt: w.advance(1000), endedAt: w.advance(1000), patched: 0 });
+    };
+    moveThenPass('Error');
+    assert.equal(await samples('to-hub'), 1, 'one sample for the failover');
+    await waitFor(() => w.events().length === 1, { description: 'the failover\'s Event stored' });
+    moveThenPass('Connected');
+    assert.equal(await samples('to-direct'), 1, 'one sample for the failback');
+    await waitFor(() => w.events().length === 2, { description: 'the failback\'s Event stored' });
+    await w.recorder.flush();
+    assert.equal(w.recorded(), 2, 'two Events in all');
+    assert.deepEqual(w.events().map((e) => [e.reason, e.series?.count]).sort(), [['DirectNetworkLost', undefined], ['DirectNetworkRestored', undefined]]);
+  } finally {
+    await close(w);
+  }
+});
+
+test('peer_path follows the path: after a failover the direct series is gone, after the failback the hub one, so an alert on the hub path stops', async () => {
+  const w = await world();
+  try {
+    const series = async () => (await w.metrics.registry.metrics()).split('\n')
+      .filter((line) => line.startsWith('shortcut_webhook_peer_path{peer="cluster3"') && !line.endsWith(' 0'));
+    assert.deepEqual(await series(), ['shortcut_webhook_peer_path{peer="cluster3",path="direct",reason="direct",connection="Connected"} 1']);
+    w.tunnel('Error');
+    assert.deepEqual(await series(), ['shortcut_webhook_peer_path{peer="cluster3",path="hub",reason="tunnel-down",connection="Error"} 1']);
+    w.tunnel('Connected');
+    assert.deepEqual(await series(), ['shortcut_webhook_peer_path{peer="cluster3",path="direct",reason="direct",connection="Connected"} 1']);
+  } finally {
+    await close(w);
+  }
+});
+
+test('flush at shutdown writes a repeat the per-Event bound still held back: the Event\'s count says every occurrence', async () => {
+  const w = await world();
+  const config = new KubeConfig();
+  config.loadFromFile(await w.server.kubeconfig());
+  // One write per Event a minute: the second occurrence waits for the bound, and the pod stops meanwhile.
+  const recorder = new EventRecorder({ config, logger: createLogger('silent'), instance: 'webhook-a', minWriteIntervalMs: 60_000 });
+  const regarding = { apiVersion: 'networking.liqo.io/v1beta1', kind: 'Connection', namespace: 'liqo-tenant-cluster3', name: 'cluster3' };
+  const lost = { type: 'Warning' as const, reason: 'DirectNetworkLost', action: 'Failover', note: 'traffic to cluster3 goes through the hub', regarding };
+  try {
+    recorder.record(lost);
+    await waitFor(() => w.events().length === 1, { description: 'the first occurrence written' });
+    recorder.record(lost);
+    await within(recorder.flush(), { description: 'flush' });
+    assert.equal(w.events()[0]?.series?.count, 2);
+  } finally {
+    await close(w);
+  }
+});
+
+test('peer_path says connection="none" for a peer the leaf has no Connection to, as the reference and the alert read it', async () => {
+  const w = await world();
+  try {
+    w.store.publishTunnels(new Map());
+    const series = (await w.metrics.registry.metrics()).split('\n').filter((line) => line.startsWith('shortcut_webhook_peer_path{peer="cluster3"'));
+    assert.deepEqual(series, ['shortcut_webhook_peer_path{peer="cluster3",path="direct",reason="direct",connection="none"} 1']);
+  } finally {
+    await close(w);
+  }
 });

@@ -59,6 +59,14 @@ test('without -n, explain reads the slice in the kubeconfig context\'s namespace
   assert.ok(server.requests.some((request) => request.path === '/apis/discovery.k8s.io/v1/namespaces/demo/endpointslices/web-2'));
 });
 
+test('-n NS reads the slice in NS, not in the kubeconfig context\'s namespace', async () => {
+  const inOther = await server.kubeconfig({ namespace: 'elsewhere' });
+  const run = await runCli(['explain', '-n', 'demo', 'web-2', '--kubeconfig', inOther, '-o', 'json']);
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual((JSON.parse(run.stdout) as { slices: { slice: string }[] }).slices.map((slice) => slice.slice), ['demo/web-2']);
+  assert.ok(!server.requests.some((request) => request.path.includes('/namespaces/elsewhere/')), 'nothing read in the context\'s namespace');
+});
+
 test('a slice that is not there, or a selector that matches nothing, is exit 1 with a message', async () => {
   const missing = await runCli(['explain', '-n', 'demo', 'nope', '--kubeconfig', kubeconfig]);
   assert.equal(missing.code, 1);

@@ -106,9 +106,9 @@ test('an EndpointSlice address Liqo put in the leaf\'s view of a peer\'s pods go
   // The slice Liqo's writer makes from a repaired shadow: cluster3's pod in the leaf's view of cluster3 (10.213/16).
   const slice = item(sliceObject({ addresses: [['10.213.0.5']] }));
   const up = objectStatus('EndpointSlice', slice, directWorld(), {});
-  assert.deepEqual(up?.addresses.map((a) => [a.peer, a.path, a.reason]), [['cluster3', 'direct', 'direct']]);
+  assert.deepEqual(up?.addresses.map((a) => [a.peer, a.path, a.reason]), [['cluster3', 'direct', 'not-hub-external']]);
   const down = objectStatus('EndpointSlice', slice, directWorld({ tunnels: { cluster3: ['Error'], cluster4: ['Connected'] } }), {});
-  assert.deepEqual(down?.addresses.map((a) => [a.peer, a.path, a.reason]), [['cluster3', 'none', 'tunnel-down']]);
+  assert.deepEqual(down?.addresses.map((a) => [a.peer, a.path, a.reason]), [['cluster3', 'none', 'not-hub-external']]);
   // An address in no peer's view is the hub's own pod, on the hub path.
   const own = objectStatus('EndpointSlice', item(sliceObject({ addresses: [['10.99.0.5']] })), directWorld(), {});
   assert.deepEqual(own?.addresses.map((a) => [a.peer, a.path]), [['cluster1', 'hub']]);

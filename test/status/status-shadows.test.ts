@@ -26,3 +26,12 @@ test('status -n NS SERVICE finds a Service stored as ShadowEndpointSlices only, 
     'demo/api  mixed  cluster3,cluster4  no-shortcut 2, repaired 2  0       2        2       2    0     1',
   ].join('\n'));
 });
+
+test('a leaf that refuses to list ShadowEndpointSlices (403) is exit 1 naming them, not a count without them and a "not served" note', async () => {
+  world.leaf.failNext({ method: 'GET', pathIncludes: '/shadowendpointslices', watch: false }, 403);
+  const run = await runCli(['status', '-n', 'demo', 'api', '--shortcuts-kubeconfig', await world.hub.kubeconfig()],
+    { env: { KUBECONFIG: await world.leaf.kubeconfig() } });
+  assert.equal(run.code, 1, run.stdout);
+  assert.equal(run.stdout, '');
+  assert.match(run.stderr, /^shortcut-webhook status: cannot list shadowendpointslices\.offloading\.liqo\.io in namespace demo: HTTP 403/m);
+});

@@ -154,6 +154,8 @@ export interface FailureMatch {
   readonly method?: string;
   /** A substring of the URL path (no query), e.g. '/endpointslices/'. */
   readonly pathIncludes?: string;
+  /** How the URL path (no query) ends, e.g. '/leases' for lists of Leases and not for one Lease. */
+  readonly pathEndsWith?: string;
   /** true: only watch requests; false: only non-watch requests; absent: both. */
   readonly watch?: boolean;
   /** How many matching requests fail; default 1. */
@@ -926,6 +928,7 @@ function parseRv(value: string): number {
 function matches(match: FailureMatch, method: string, path: string, watch: boolean): boolean {
   return (match.method === undefined || match.method.toUpperCase() === method)
     && (match.pathIncludes === undefined || path.includes(match.pathIncludes))
+    && (match.pathEndsWith === undefined || path.endsWith(match.pathEndsWith))
     && (match.watch === undefined || match.watch === watch);
 }
 

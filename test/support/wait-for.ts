@@ -24,7 +24,8 @@ export async function waitFor<T>(
   let lastError: unknown;
   for (;;) {
     try {
-      const value = await condition();
+      // A condition that never settles (a request the server never answers) counts as "not yet" at the deadline.
+      const value = await within(Promise.resolve(condition()), { timeoutMs: Math.max(deadline - Date.now(), 0) + intervalMs, description: 'the condition' });
       if (value) return value;
     } catch (error) {
       lastError = error;
@@ -34,5 +35,22 @@ export async function waitFor<T>(
       throw new Error(`waitFor: ${what} not met within ${timeoutMs} ms`, lastError === undefined ? {} : { cause: lastError });
     }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/**
+ * `promise`, or a failure naming `description` once `timeoutMs` (default 5000 ms) has passed without it settling: a
+ * wait on a promise the code under test may never settle fails the test instead of hanging its file.
+ */
+export async function within<T>(promise: Promise<T>, options: Omit<WaitForOptions, 'intervalMs'> = {}): Promise<T> {
+  const timeoutMs = options.timeoutMs ?? 5000;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`within: ${options.description ?? 'promise'} not settled within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

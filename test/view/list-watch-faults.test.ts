@@ -264,3 +264,33 @@ for (const [status, what] of [[403, 'a right revoked on an open watch (its renew
     }
   });
 }
+
+test('a server that gives the same continue token again fails the list, said as a problem, and is asked again after the backoff: no list read for ever', async () => {
+  const server = await startKubeApiServer();
+  const config = new KubeConfig();
+  config.loadFromFile(await server.kubeconfig());
+  const tokens: (string | undefined)[] = [];
+  const watch = new ListWatch<unknown>({
+    name: 'connections', config, logger: createLogger('silent'), backoff: FAST,
+    watchPath: '/apis/networking.liqo.io/v1beta1/connections',
+    list: async (token) => {
+      tokens.push(token);
+      // A page as from the network, after a turn of the event loop; its token is always the same one.
+      await new Promise((resolve) => setImmediate(resolve));
+      return { items: [], resourceVersion: '1', continueToken: 'page-2' };
+    },
+    keep: keepObject,
+    onChange: () => {},
+  });
+  try {
+    watch.start();
+    const failure = await waitFor(() => watch.failing(), { description: 'the list said failing' });
+    assert.match(failure.problem, /same continue token twice/);
+    await waitFor(() => tokens.filter((token) => token === undefined).length >= 2, { description: 'a second list from its first page' });
+    // Each list asks for the first page and the repeated token's page once, then gives up.
+    assert.deepEqual(tokens.slice(0, 3), [undefined, 'page-2', undefined]);
+  } finally {
+    await watch.stop();
+    await server.close();
+  }
+});

@@ -7,7 +7,7 @@ import { createLogger } from '../../src/log.ts';
 import { ListWatch } from '../../src/view/list-watch.ts';
 import { readListPage } from '../../src/kube/client.ts';
 import { startKubeApiServer } from '../support/kube-api-server.ts';
-import { waitFor } from '../support/wait-for.ts';
+import { waitFor, within } from '../support/wait-for.ts';
 
 test('relist lists again at once while the watch stays open, and settles with that list; the watch opened after it is no restart', async () => {
   const server = await startKubeApiServer();
@@ -31,12 +31,12 @@ test('relist lists again at once while the watch stays open, and settles with th
   const watchRequests = () => server.requests.filter((request) => request.watch).length;
   try {
     watch.start();
-    await watch.settled();
+    await within(watch.settled(), { description: 'the first list' });
     await waitFor(() => server.openWatches() === 1, { description: 'the watch is open' });
     const before = lists;
     const watchesBefore = watchRequests();
     const restartsBefore = restarts;
-    await watch.relist();
+    await within(watch.relist(), { description: 'the relist' });
     assert.equal(lists, before + 1, 'one list for the relist');
     assert.equal(seen.size, 0);
     // The restart is counted (or not) before the new watch is sent: once the server has the request, the count is final.
@@ -74,7 +74,7 @@ test('a relist whose list fails is not settled by it: it settles with the next l
   });
   try {
     watch.start();
-    await watch.settled();
+    await within(watch.settled(), { description: 'the first list' });
     await waitFor(() => server.openWatches() === 1, { description: 'the watch is open' });
     const before = lists;
     failing = 1;
@@ -83,7 +83,7 @@ test('a relist whose list fails is not settled by it: it settles with the next l
     await waitFor(() => lists === before + 1, { description: 'the relist\'s list, refused' });
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(settled, false, 'a failed list says nothing of what is there now');
-    await relisted;
+    await within(relisted, { timeoutMs: 10_000, description: 'the relist, by the list after the refused one' });
     assert.equal(lists, before + 2, 'settled by the list after it');
   } finally {
     await watch.stop();

@@ -199,6 +199,11 @@ export function assertHardenedDeployment(deployment: KubeObject, options: { read
   assert.deepEqual(recordAt(container, 'startupProbe.httpGet'), { path: '/healthz', port: 'ops' });
   assert.deepEqual(recordAt(container, 'livenessProbe.httpGet'), { path: '/healthz', port: 'ops' });
   assert.deepEqual(recordAt(container, 'readinessProbe.httpGet'), { path: '/readyz', port: 'ops' });
+  // A frozen or cut-off replica leaves the Service within about 4 s (docs/deploy.md): the probes it misses, each
+  // timed out, one period apart.
+  const ready = recordAt(container, 'readinessProbe');
+  const outAfter = Number(ready['periodSeconds']) * (Number(ready['failureThreshold']) - 1) + Number(ready['timeoutSeconds']);
+  assert.ok(outAfter <= 5, `a frozen replica is out of the Service within 5 s, not ${outAfter} s`);
 
   const preStop = listAt(container, 'lifecycle.preStop.exec.command').map(String);
   const pauseMs = Number(/setTimeout\(\(\) => \{\}, (\d+)\)/.exec(preStop.join(' '))?.[1]);
