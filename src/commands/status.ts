@@ -180,7 +180,7 @@ export async function runStatus(config: StatusConfig, io: Io, env: NodeJS.Proces
     for (const item of items) fold.add(resource, item);
   };
   try {
-    await eachPage(slices, folder('EndpointSlice'), first);
+    // The shadows first: the EndpointSlice Liqo's writer made from one then counts its Service's addresses once.
     try {
       await eachPage(shadows, folder('ShadowEndpointSlice'));
     } catch (error) {
@@ -188,6 +188,7 @@ export async function runStatus(config: StatusConfig, io: Io, env: NodeJS.Proces
       if (!(error instanceof ListError) || error.status !== 404) throw error;
       notes.push(`${SHADOWS.title} is not served here (Liqo's CRDs are not installed): no ShadowEndpointSlice counted`);
     }
+    await eachPage(slices, folder('EndpointSlice'), first);
   } catch (error) {
     return fail(errorMessage(error));
   }
@@ -203,7 +204,7 @@ export async function runStatus(config: StatusConfig, io: Io, env: NodeJS.Proces
     ...(scope.kind === 'peers' ? { peers: fold.peerStatuses(connections) } : { services: fold.serviceStatuses() }),
     ...(config.addresses ? { addresses: fold.addresses } : {}),
     totals,
-    notes: [...notes, ...viewNotesOf(snapshot, cluster)],
+    notes: [...notes, ...fold.disagreements, ...viewNotesOf(snapshot, cluster)],
   };
   io.stdout.write(renderStatus(report, config.output));
   return EXIT_OK;

@@ -130,6 +130,8 @@ function lookups(snapshot: Snapshot, cluster: string): Lookups {
 /** What one stored object folds into: its addresses, and whether it is out of step. Undefined for one that is not ours. */
 export interface ObjectStatus {
   readonly resource: StoredResource;
+  /** `namespace/name`: Liqo's writer names the EndpointSlice it makes from a ShadowEndpointSlice as the shadow. */
+  readonly name: string;
   readonly service: string;
   readonly cluster: string;
   /** The hub that reflected it (`offloading.liqo.io/origin`). */
@@ -160,7 +162,7 @@ export function objectStatus(resource: StoredResource, item: unknown, snapshot: 
     const { shadow, addresses } = report.result;
     const outOfStep = report.result.kind === 'changed';
     return {
-      resource, service, cluster: shadow.clusterId, hub: shadow.hub, outOfStep,
+      resource, name, service, cluster: shadow.clusterId, hub: shadow.hub, outOfStep,
       addresses: addresses.map((address): AddressStatus => {
         const row = listedExplanation(address);
         const path: AddressPath = row.outcome === 'direct' || row.outcome === 'repaired' ? 'direct' : row.outcome === 'hub-path' ? 'hub' : 'none';
@@ -175,7 +177,7 @@ export function objectStatus(resource: StoredResource, item: unknown, snapshot: 
   const outOfStep = !isUnchanged(report.result);
   const hub = slice.origin ?? '(no origin)';
   return {
-    resource, service, cluster, hub: slice.origin, outOfStep,
+    resource, name, service, cluster, hub: slice.origin, outOfStep,
     addresses: report.traces.map((trace): AddressStatus => {
       const explained = explainTrace(trace, snapshot, fccs, cluster);
       const known = explained.peer ?? trace.stock?.peer ?? (explained.fcc === null ? undefined : peers.get(explained.fcc));
@@ -190,7 +192,8 @@ export function objectStatus(resource: StoredResource, item: unknown, snapshot: 
   };
 }
 
-function add(tally: Tally, object: ObjectStatus, addresses: readonly AddressStatus[]): void {
+/** `counted`: which of its addresses count (a Service's address once, from one of its two objects); the object does. */
+function add(tally: Tally, object: ObjectStatus, addresses: readonly AddressStatus[], counted: (address: AddressStatus) => boolean = () => true): void {
   const { counts } = tally;
   if (object.resource === 'EndpointSlice') counts.endpointSlices++; else counts.shadowEndpointSlices++;
   if (object.outOfStep) {
@@ -198,9 +201,15 @@ function add(tally: Tally, object: ObjectStatus, addresses: readonly AddressStat
   }
   tally.services.add(object.service);
   for (const address of addresses) {
+    if (!counted(address)) continue;
     counts.addresses[address.path]++;
     counts.reasons.set(address.reason, (counts.reasons.get(address.reason) ?? 0) + 1);
   }
+}
+
+/** An address as a disagreement shows it: `10.71.0.4 direct (cluster3)`. */
+function said(address: AddressStatus): string {
+  return `${address.output} ${address.path} (${address.peer})`;
 }
 
 export function pathOf(addresses: Readonly<Record<AddressPath, number>>): Path {
@@ -293,7 +302,8 @@ export interface ServiceStatus {
 
 /**
  * Folds objects one at a time into counters per peer and per Service; keeps each address only when asked to
- * (`--addresses`). What it holds grows with peers and Services, not with slices.
+ * (`--addresses`). What it holds grows with peers and Services, and the shadows of Services on Liqo's direct
+ * connections until their EndpointSlices come, not with slices.
  */
 export class StatusFold {
   private readonly peers = new Map<string, Tally>();
@@ -301,15 +311,73 @@ export class StatusFold {
   private readonly total = newTally();
   private readonly hubs = new Set<string>();
   private readonly clusters = new Set<string>();
-  readonly addresses: AddressStatus[] = [];
+  /** Kept with --addresses: the EndpointSlices' and the shadows' apart, listed in that order whatever the folding's. */
+  private readonly sliceAddresses: AddressStatus[] = [];
+  private readonly shadowAddresses: AddressStatus[] = [];
+  /**
+   * ShadowEndpointSlices that list addresses (a Service on Liqo's direct connections), waiting for the EndpointSlice
+   * Liqo's writer made from each, so that each address counts once (see add). As many as such Services: every
+   * reflected slice has a shadow, but one that lists no address is folded at once.
+   */
+  private readonly shadows = new Map<string, ObjectStatus>();
+  /** Where a shadow and the EndpointSlice written from it disagree, each in words. */
+  readonly disagreements: string[] = [];
 
   constructor(private readonly snapshot: Snapshot, private readonly options: StatusOptions & { readonly keepAddresses?: boolean }) {}
 
+  /**
+   * Every ShadowEndpointSlice first, then the EndpointSlices: a slice written from a shadow is known by its name. A
+   * shadow given after its slice would count twice: the command lists them in this order.
+   */
   add(resource: StoredResource, item: unknown): void {
     const object = objectStatus(resource, item, this.snapshot, this.options);
     if (object === undefined) return;
+    if (resource === 'ShadowEndpointSlice') {
+      if (object.addresses.length === 0) this.fold(object); else this.shadows.set(object.name, object);
+      if (this.options.keepAddresses === true) this.shadowAddresses.push(...object.addresses);
+      return;
+    }
+    const shadow = this.shadows.get(object.name);
+    if (shadow === undefined) {
+      this.fold(object);
+    } else {
+      this.shadows.delete(object.name);
+      // Written from the shadow: where the slice holds every address the shadow lists, those count as the shadow
+      // says (it knows their peer from Liqo's direct-connections data) and the slice's others (the hub's own pods) as
+      // the slice says. Where it does not (Liqo's writer failing on the last shadow), the traffic goes as the slice
+      // says: its addresses count, and both are shown.
+      const held = new Set(object.addresses.map((address) => address.output));
+      const missing = shadow.addresses.filter((address) => !held.has(address.output));
+      if (missing.length === 0) {
+        const listed = new Set(shadow.addresses.map((address) => address.output));
+        this.fold(shadow);
+        this.fold(object, (address) => !listed.has(address.output));
+      } else {
+        this.fold(shadow, () => false);
+        this.fold(object);
+        this.disagreements.push(`${shadow.name}: its ShadowEndpointSlice says ${missing.map(said).join(', ')}, which the EndpointSlice written from it does not hold (it holds ${object.addresses.length === 0 ? 'no address' : object.addresses.map(said).join(', ')})`);
+      }
+    }
+    if (this.options.keepAddresses === true) this.sliceAddresses.push(...object.addresses);
+  }
+
+  /** Each address kept (--addresses): the EndpointSlices', then the ShadowEndpointSlices'. */
+  get addresses(): readonly AddressStatus[] {
+    return [...this.sliceAddresses, ...this.shadowAddresses];
+  }
+
+  /**
+   * The shadows no EndpointSlice was written from (Liqo's writer failing on them): their own addresses count. Done by
+   * whatever reads the counts, once every object is in.
+   */
+  private finish(): void {
+    for (const shadow of this.shadows.values()) this.fold(shadow);
+    this.shadows.clear();
+  }
+
+  private fold(object: ObjectStatus, counted?: (address: AddressStatus) => boolean): void {
     this.clusters.add(object.cluster);
-    add(this.total, object, object.addresses);
+    add(this.total, object, object.addresses, counted);
     const byPeer = new Map<string, AddressStatus[]>();
     for (const address of object.addresses) {
       const list = byPeer.get(address.peer);
@@ -318,22 +386,23 @@ export class StatusFold {
     for (const [peer, addresses] of byPeer) {
       let tally = this.peers.get(peer);
       if (tally === undefined) this.peers.set(peer, tally = newTally());
-      add(tally, object, addresses);
+      add(tally, object, addresses, counted);
     }
     if (object.hub !== undefined) this.hubs.add(object.hub);
     let service = this.services.get(object.service);
     if (service === undefined) this.services.set(object.service, service = { ...newTally(), peers: new Set() });
-    add(service, object, object.addresses);
+    add(service, object, object.addresses, counted);
     for (const peer of byPeer.keys()) service.peers.add(peer);
-    if (this.options.keepAddresses === true) this.addresses.push(...object.addresses);
   }
 
   /** The local cluster: --cluster-id, else the one the objects named (the first in order, when several did). */
   cluster(): string | undefined {
+    this.finish();
     return this.options.clusterId ?? [...this.clusters].sort(compareText)[0];
   }
 
   totals(): CountsJson {
+    this.finish();
     return countsJson(this.total);
   }
 
@@ -342,6 +411,7 @@ export class StatusFold {
    * hub's Configurations' peers, and any an address was attributed to.
    */
   peerStatuses(connections: readonly ConnectionRecord[]): PeerStatus[] {
+    this.finish();
     const { snapshot } = this;
     const cluster = this.cluster();
     const states = cluster === undefined ? [] : snapshot.statesFor(cluster);
@@ -380,6 +450,7 @@ export class StatusFold {
   }
 
   serviceStatuses(): ServiceStatus[] {
+    this.finish();
     return [...this.services].sort(([a], [b]) => compareText(a, b)).map(([service, tally]) => ({
       service, path: pathOf(tally.counts.addresses), peers: [...tally.peers].sort(compareText), why: why(tally.counts), counts: countsJson(tally),
     }));
