@@ -11,6 +11,7 @@ import { describeError, httpStatus, readListPage, type KubeAccess } from '../kub
 import { explain, explainJson } from '../offline/explain.ts';
 import { rewriteDocuments } from '../offline/rewrite-documents.ts';
 import { loadLiveAccess, readLiveView } from './live-view.ts';
+import { ContinueTokens } from '../util/continue-tokens.ts';
 
 export interface ExplainOptions {
   readonly syncTimeoutMs?: number;
@@ -30,7 +31,9 @@ async function readSlices(access: KubeAccess, namespace: string, target: Explain
   if (target.kind === 'name') return [await api.getNamespacedCustomObject({ ...where, name: target.name })];
   const items: unknown[] = [];
   let token: string | undefined;
+  const tokens = new ContinueTokens();
   do {
+    if (token !== undefined) tokens.follow(token);
     const page = readListPage(await api.listNamespacedCustomObject({
       ...where, labelSelector: target.selector, limit: 500, ...(token === undefined ? {} : { _continue: token }),
     }));

@@ -24,6 +24,7 @@ import type { Resource } from './resource.ts';
 import type { StoredObjects } from './stored-objects.ts';
 import type { Sleep } from './token-bucket.ts';
 import { Fenced, StoredWriter, type FenceReason } from './writer.ts';
+import { ContinueTokens } from '../util/continue-tokens.ts';
 
 export interface ReconcilerOptions {
   readonly config: KubeConfig;
@@ -379,8 +380,10 @@ export class SliceReconciler {
   private async *list(resource: Resource): AsyncGenerator<unknown> {
     const { group, version, plural, labelSelector } = resource;
     let token: string | undefined;
+    const tokens = new ContinueTokens();
     do {
       let page: ListPage;
+      if (token !== undefined) tokens.follow(token);
       try {
         const continueToken = token;
         page = await this.writer.paced(() => this.api.listPage({ group, version, plural, labelSelector, limit: this.options.pageSize ?? 500, continueToken }));

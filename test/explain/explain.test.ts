@@ -3,8 +3,10 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { connectionObject, fccObject, sliceObject } from '../support/builders.ts';
 import { DEFAULT_RESOURCES, FOREIGN_CLUSTER_CONNECTIONS, LIQO_IPS, startKubeApiServer, type KubeApiServer } from '../support/kube-api-server.ts';
+import { startRepeatingPager } from '../support/repeating-pager.ts';
 import { runCli } from '../support/run-cli.ts';
 import { createStockWorld } from '../support/stock-world.ts';
+import { within } from '../support/wait-for.ts';
 
 let server: KubeApiServer;
 let kubeconfig: string;
@@ -114,5 +116,17 @@ test('with --shortcuts-kubeconfig the hub\'s IPAM objects are read too, as serve
   } finally {
     await leaf.close();
     await hub.close();
+  }
+});
+
+test('explain -l on an API server that gives the same continue token again is exit 1 saying so, not a list read for ever', async () => {
+  const stuck = await startRepeatingPager('/apis/discovery.k8s.io/v1/namespaces/demo/endpointslices');
+  try {
+    const run = await within(runCli(['explain', '-n', 'demo', '-l', 'app=web', '--kubeconfig', stuck.kubeconfig]), { timeoutMs: 30_000, description: 'explain' });
+    assert.equal(run.code, 1, run.stdout);
+    assert.match(run.stderr, /cannot read EndpointSlices in demo: the API server gave the same continue token twice in one list \(page-2\)/);
+    assert.equal(stuck.lists(), 2);
+  } finally {
+    await stuck.close();
   }
 });

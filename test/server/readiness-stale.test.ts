@@ -8,6 +8,7 @@ import { Metrics } from '../../src/metrics.ts';
 import { Readiness } from '../../src/server/readiness.ts';
 import { SnapshotStore } from '../../src/view/shortcut-view.ts';
 import { fcc } from '../support/builders.ts';
+import { recordingLogger } from '../support/recording-logger.ts';
 
 const HOUR = 3_600_000;
 
@@ -38,4 +39,22 @@ test('--stale-view-after 0 never takes the replica out: a source failing for an 
   assert.equal(bounded.status, 503);
   assert.match(bounded.body, /shortcut view stale: every read of FCCs has failed for 3600 s \(HTTP 500\)/);
   assert.equal(bounded.sentAway, 1);
+});
+
+test('the log says once, at error, that the view turned stale, and once, at info, that it is live again: an operator sees both ends', () => {
+  const view = new SnapshotStore(() => 0);
+  view.publishFccs([fcc()]);
+  const { logger, records } = recordingLogger();
+  let failure: { since: number; problem: string } | undefined = { since: 0, problem: 'HTTP 500' };
+  const readiness = new Readiness({ view, logger, failing: () => failure, sourceName: 'FCCs', staleViewAfterMs: 60_000,
+    certificateLoaded: () => true, onStale: () => {}, now: () => HOUR });
+  readiness.reasons();
+  readiness.reasons();
+  failure = undefined;
+  readiness.reasons();
+  readiness.reasons();
+  assert.deepEqual(records.map((record) => [record['level'], record['msg']]), [
+    ['error', 'shortcut view stale: not ready, so that reviews go to replicas whose view is live'],
+    ['info', 'shortcut view live again: ready'],
+  ]);
 });

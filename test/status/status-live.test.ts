@@ -1,18 +1,13 @@
 // `shortcut-webhook status` against a live (test) API server: the path each peer's and each Service's traffic takes,
 // from the stored objects and serve's own view of the cluster, read-only, page by page.
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { JsonObject } from '../../src/core/json.ts';
 import { connectionObject, fccObject, sliceObject } from '../support/builders.ts';
 import { ENDPOINT_SLICES, FOREIGN_CLUSTER_CONNECTIONS, LEASES, startKubeApiServer, type KubeApiServer } from '../support/kube-api-server.ts';
+import { startRepeatingPager } from '../support/repeating-pager.ts';
 import { runCli } from '../support/run-cli.ts';
-import { scratchDir } from '../support/scratch.ts';
 import { within } from '../support/wait-for.ts';
-import { stringify } from 'yaml';
 
 /** A slice of Service `service` (builders' slices all belong to `web`). */
 function ofService(slice: JsonObject, service: string): JsonObject {
@@ -206,28 +201,12 @@ for (const [args, message] of [
 }
 
 test('an API server that gives the same continue token again is exit 1 saying so, not a list read for ever', async () => {
-  // Every list of slices answers one more page to come, always under the same token; nothing else is served.
-  const stuck = createServer((request, response) => {
-    const body = request.url?.startsWith('/apis/discovery.k8s.io/v1/endpointslices?') === true
-      ? { kind: 'EndpointSliceList', apiVersion: 'discovery.k8s.io/v1', metadata: { resourceVersion: '1', continue: 'page-2' }, items: [] }
-      : { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 };
-    response.writeHead(body.kind === 'Status' ? 404 : 200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-  });
-  await new Promise<void>((resolve) => stuck.listen(0, '127.0.0.1', resolve));
+  const stuck = await startRepeatingPager('/apis/discovery.k8s.io/v1/endpointslices');
   try {
-    const { port } = stuck.address() as AddressInfo;
-    const kubeconfig = join(scratchDir('stuck-'), 'kubeconfig');
-    writeFileSync(kubeconfig, stringify({
-      apiVersion: 'v1', kind: 'Config', 'current-context': 'c',
-      clusters: [{ name: 'c', cluster: { server: `http://127.0.0.1:${port}`, 'insecure-skip-tls-verify': true } }],
-      users: [{ name: 'u', user: { token: 't' } }],
-      contexts: [{ name: 'c', context: { cluster: 'c', user: 'u' } }],
-    }));
-    const run = await within(runCli(['status', '--kubeconfig', kubeconfig]), { timeoutMs: 30_000, description: 'status' });
+    const run = await within(runCli(['status', '--kubeconfig', stuck.kubeconfig]), { timeoutMs: 30_000, description: 'status' });
     assert.equal(run.code, 1, run.stdout);
     assert.match(run.stderr, /^shortcut-webhook status: the API server gave the same continue token twice in one list \(page-2\)/m);
   } finally {
-    stuck.closeAllConnections();
-    await new Promise((resolve) => stuck.close(resolve));
+    await stuck.close();
   }
 });

@@ -24,8 +24,9 @@ export async function waitFor<T>(
   let lastError: unknown;
   for (;;) {
     try {
-      // A condition that never settles (a request the server never answers) counts as "not yet" at the deadline.
-      const value = await within(Promise.resolve(condition()), { timeoutMs: Math.max(deadline - Date.now(), 0) + intervalMs, description: 'the condition' });
+      // A condition that never settles (a request the server never answers) is given up after the whole timeout, so
+      // one slow answer near the deadline still counts.
+      const value = await within(Promise.resolve(condition()), { timeoutMs, description: 'the condition' });
       if (value) return value;
     } catch (error) {
       lastError = error;
