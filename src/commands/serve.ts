@@ -283,7 +283,7 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
     view: store, logger, failing, sourceName, staleViewAfterMs: config.staleViewAfterMs,
     certificateLoaded: () => certificates.current() !== undefined, onStale: () => sendAway(),
   });
-  webhook = buildWebhookApp({ view: store, metrics, logger, clusterId: config.clusterId, tls });
+  webhook = buildWebhookApp({ view: store, metrics, logger, clusterId: config.clusterId, tls, budget: config.reviewBudget });
   const drain = trackDrain(webhook);
   sendAway = () => drain.goAway();
   readiness.start();
