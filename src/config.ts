@@ -2,6 +2,7 @@
 // readable error (a UsageError: exit code 2). Flags win over SHORTCUT_WEBHOOK_* variables.
 import { parseArgs } from 'node:util';
 import { DEFAULT_MAX_CONCURRENT_PATCHES, DEFAULT_MAX_PATCHES_PER_SECOND } from './controller/pace.ts';
+import type { DebugPairsAccess } from './server/ops-routes.ts';
 import { DEFAULT_MAX_REVIEW_BYTES_IN_FLIGHT, DEFAULT_MAX_REVIEWS_IN_FLIGHT, type ReviewBudgetOptions } from './server/review-budget.ts';
 import { parseDuration } from './util/duration.ts';
 import { errorMessage } from './util/errors.ts';
@@ -15,6 +16,7 @@ export const ENV_PREFIX = 'SHORTCUT_WEBHOOK_';
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 export type OutputFormat = 'yaml' | 'json' | 'patch';
+const DEBUG_PAIRS_ACCESS: readonly DebugPairsAccess[] = ['any', 'localhost', 'off'];
 const OUTPUT_FORMATS: readonly OutputFormat[] = ['yaml', 'json', 'patch'];
 
 interface FlagSpec {
@@ -53,6 +55,7 @@ export const SERVE_FLAGS = {
   'watch-timeout': { type: 'string', value: 'DUR', help: 'each watch of a view source is ended by the API server after this long and opened again where it stood: the bound on noticing a right revoked while it is open (default 60s, plus up to 15s at random)' },
   'max-reviews-in-flight': { type: 'string', value: 'N', help: `requests the webhook port receives, parses and reviews at once, 1 to 10000; past it a request is answered 503 at once, and the API server goes on without the webhook (default ${DEFAULT_MAX_REVIEWS_IN_FLIGHT})` },
   'max-review-bytes-in-flight': { type: 'string', value: 'SIZE', help: `the heap the requests in flight may cost at once, estimated from each body (6 bytes a byte before it is read, then 5 a byte and 64 an object or array), e.g. 84Mi; past it a request is answered 503 at once (default ${mebibytes(DEFAULT_MAX_REVIEW_BYTES_IN_FLIGHT)})` },
+  'debug-pairs': { type: 'string', value: 'WHO', help: `who may read /debug/pairs on the ops port: ${DEBUG_PAIRS_ACCESS.join(', ')} (localhost: a process in the pod or kubectl port-forward; /healthz, /readyz and /metrics stay open to all) (default any)` },
   'log-level': { type: 'string', value: 'L', help: `one of ${LOG_LEVELS.join(', ')} (default info)` },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 } as const satisfies FlagTable;
@@ -331,6 +334,7 @@ export interface ServeConfig {
   readonly watchTimeoutSeconds: number | undefined;
   /** The bound on requests in flight on the webhook port, in number and in estimated heap. */
   readonly reviewBudget: ReviewBudgetOptions;
+  readonly debugPairs: DebugPairsAccess;
   readonly logLevel: LogLevel;
 }
 
@@ -416,6 +420,7 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
       maxReviews: values.count('max-reviews-in-flight', DEFAULT_MAX_REVIEWS_IN_FLIGHT, 1, 10_000),
       maxBytes: values.bytes('max-review-bytes-in-flight', DEFAULT_MAX_REVIEW_BYTES_IN_FLIGHT, 1024 * 1024, 64 * 1024 ** 3),
     }),
+    debugPairs: values.oneOf('debug-pairs', DEBUG_PAIRS_ACCESS, 'any'),
     logLevel: values.oneOf('log-level', LOG_LEVELS, 'info'),
   };
   return { help: false, config: Object.freeze(config) };

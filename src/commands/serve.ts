@@ -287,7 +287,7 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
   const drain = trackDrain(webhook);
   sendAway = () => drain.goAway();
   readiness.start();
-  const ops = buildOpsApp({ view: store, metrics, logger, readiness: () => readiness.reasons(), clusterId: config.clusterId, sources });
+  const ops = buildOpsApp({ view: store, metrics, logger, readiness: () => readiness.reasons(), clusterId: config.clusterId, sources, debugPairs: config.debugPairs });
   const stopSignal = signalled((signal) => logger.debug({ signal }, 'already shutting down'));
   if (!(await listenBoth({ ops, webhook }, config, logger))) {
     readiness.shuttingDown();
