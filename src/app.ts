@@ -7,14 +7,12 @@ import { admissionRoute, resourceOfUrl, type AdmissionRouteOptions } from './ser
 import type { AnyFastify } from './server/any-fastify.ts';
 import { opsRoutes, type OpsRouteOptions } from './server/ops-routes.ts';
 import { discardBody, unreadBody } from './server/refused-body.ts';
+import {
+  declaredHeapEstimate, DEFAULT_MAX_REVIEW_BYTES_IN_FLIGHT, DEFAULT_MAX_REVIEWS_IN_FLIGHT, MAX_BODY_BYTES, parsedHeapEstimate, ReviewBudget,
+  type ReviewBudgetOptions, type Ticket,
+} from './server/review-budget.ts';
 import { secureContextOptions, type TlsMaterial } from './tls.ts';
 import { errorMessage } from './util/errors.ts';
-
-/**
- * The API server caps a request at 3 MiB, so a review carries at most object + oldObject (6 MiB) plus its
- * envelope: 7 MiB, as controller-runtime derives it. Anything larger is not a review from an API server.
- */
-export const MAX_BODY_BYTES = 7 * 1024 * 1024;
 
 /**
  * How much of a refused HTTP/1.1 body is read and thrown away after the refusal, so that its client can read the
@@ -36,6 +34,27 @@ export interface WebhookAppOptions extends Omit<AdmissionRouteOptions, 'elapsedM
   readonly tls: TlsMaterial;
   /** Milliseconds on a monotonic clock, for the `?timeout=` budget and the duration metric; a test passes its own. */
   readonly clock?: () => number;
+  /** The bound on reviews in flight (review-budget.ts); default: the flags' defaults. */
+  readonly budget?: ReviewBudgetOptions;
+}
+
+/**
+ * Past the bound on work in flight: 503 without Retry-After. kube-apiserver's client retries a 429 or a 5xx only when
+ * the answer carries Retry-After (client-go rest, checkWait), so without it the call fails at once and the webhook's
+ * failurePolicy Ignore lets the write through; the healing watch then patches what it stored.
+ */
+class Busy extends Error {
+  readonly statusCode = 503;
+}
+
+/** A shed request is one line per interval with the count, not one each: a burst is what it answers. */
+const BUSY_LOG_INTERVAL_MS = 10_000;
+
+/** The body's length as its headers declare it, capped at the limit (a longer one is refused 413); the limit when undeclared. */
+function declaredBodyBytes(headers: Readonly<Record<string, string | string[] | undefined>>, method: string): number {
+  const declared = headers['content-length'];
+  if (typeof declared === 'string' && /^\d+$/.test(declared)) return Math.min(Number(declared), MAX_BODY_BYTES);
+  return method === 'GET' || method === 'HEAD' ? 0 : MAX_BODY_BYTES;
 }
 
 function statusOf(error: FastifyError): number {
@@ -67,8 +86,23 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
   // headers, body upload included, and both kinds land in the same duration histogram.
   const clock = options.clock ?? (() => performance.now());
   const arrived = new WeakMap<object, number>();
-  app.addHook('onRequest', (request, _reply, done) => {
+  const budget = new ReviewBudget(options.budget ?? { maxReviews: DEFAULT_MAX_REVIEWS_IN_FLIGHT, maxBytes: DEFAULT_MAX_REVIEW_BYTES_IN_FLIGHT });
+  const tickets = new WeakMap<object, Ticket>();
+  const busy = (): Busy => {
+    const { reviews, bytes } = budget.inFlight();
+    return new Busy(`busy: ${reviews} reviews in flight, estimated at ${(bytes / 1048576).toFixed(1)} MiB of heap; answered at once so that the API server goes on without this webhook`);
+  };
+  // The share is taken before a byte of the body is read, and refused then: a refused body is never buffered.
+  app.addHook('onRequest', (request, reply, done) => {
     arrived.set(request, clock());
+    const ticket = budget.admit(declaredHeapEstimate(declaredBodyBytes(request.headers, request.method)));
+    if (ticket === undefined) {
+      done(busy());
+      return;
+    }
+    tickets.set(request, ticket);
+    // 'close' comes once the answer is written or the client is gone, whichever way the request ends.
+    reply.raw.once('close', ticket.release);
     done();
   });
   const elapsedMs = (request: object): number => {
@@ -79,20 +113,37 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
   // Reviews are never merged into prototypes (fields are read with Object.hasOwn, and JSON.parse makes `__proto__`
   // an own property), so fastify's prototype-poisoning scan would only turn legitimate `__proto__` keys into refusals.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    // The body is in, not yet parsed: what its tree would cost is known now (an object costs 20 times its text).
+    if (tickets.get(request)?.resize(parsedHeapEstimate(typeof body === 'string' ? Buffer.from(body) : body)) === false) {
+      done(busy(), undefined);
+      return;
+    }
     try {
       done(null, JSON.parse(body.toString()));
     } catch (error) {
       done(Object.assign(new Error(`body is not valid JSON: ${errorMessage(error)}`), { statusCode: 400 }), undefined);
     }
   });
-  // The one place a request is refused (400 bad JSON or review, 413, 415) or fails (5xx): counted, logged, answered.
+  let busyLoggedAt = -Infinity;
+  let busySinceLogged = 0;
+  const noteBusy = (error: Busy, resource: ReturnType<typeof resourceOfUrl>): void => {
+    options.metrics.admissionShed.inc({ resource });
+    busySinceLogged++;
+    const now = clock();
+    if (now - busyLoggedAt < BUSY_LOG_INTERVAL_MS) return;
+    options.logger.warn({ refused: busySinceLogged, err: error.message }, 'requests refused: too much work in flight (--max-reviews-in-flight, --max-review-bytes-in-flight)');
+    busyLoggedAt = now;
+    busySinceLogged = 0;
+  };
+  // The one place a request is refused (400 bad JSON or review, 413, 415), shed (503) or fails (5xx): counted, logged, answered.
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const status = statusOf(error);
     const message = status === 413 ? `body exceeds ${MAX_BODY_BYTES} bytes (7 MiB)`
       : status === 415 ? `Content-Type must be application/json, got ${JSON.stringify(request.headers['content-type'] ?? null)}`
         : error.message;
-    if (status >= 500) options.logger.error({ err: error.message }, 'webhook request failed');
+    if (error instanceof Busy) noteBusy(error, resourceOfUrl(request.url));
+    else if (status >= 500) options.logger.error({ err: error.message }, 'webhook request failed');
     else {
       options.metrics.observeRefused(resourceOfUrl(request.url), elapsedMs(request) / 1000);
       options.logger.warn({ status, err: message }, 'request refused');

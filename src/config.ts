@@ -2,6 +2,8 @@
 // readable error (a UsageError: exit code 2). Flags win over SHORTCUT_WEBHOOK_* variables.
 import { parseArgs } from 'node:util';
 import { DEFAULT_MAX_CONCURRENT_PATCHES, DEFAULT_MAX_PATCHES_PER_SECOND } from './controller/pace.ts';
+import type { DebugPairsAccess } from './server/ops-routes.ts';
+import { DEFAULT_MAX_REVIEW_BYTES_IN_FLIGHT, DEFAULT_MAX_REVIEWS_IN_FLIGHT, type ReviewBudgetOptions } from './server/review-budget.ts';
 import { parseDuration } from './util/duration.ts';
 import { errorMessage } from './util/errors.ts';
 
@@ -14,6 +16,7 @@ export const ENV_PREFIX = 'SHORTCUT_WEBHOOK_';
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
 const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 export type OutputFormat = 'yaml' | 'json' | 'patch';
+const DEBUG_PAIRS_ACCESS: readonly DebugPairsAccess[] = ['any', 'localhost', 'off'];
 const OUTPUT_FORMATS: readonly OutputFormat[] = ['yaml', 'json', 'patch'];
 
 interface FlagSpec {
@@ -50,9 +53,16 @@ export const SERVE_FLAGS = {
   'max-patches-per-second': { type: 'string', value: 'N', help: `the controller's cap on its requests to the API server per second, 1 to 10000 (default ${DEFAULT_MAX_PATCHES_PER_SECOND})` },
   'stale-view-after': { type: 'string', value: 'DUR', help: 'not ready once every read of a view source (the FCCs, the leaf\'s or the hub\'s Liqo objects, or the --shortcuts files) has failed for this long, so reviews go to replicas with a live view; 0 turns it off (default 60s)' },
   'watch-timeout': { type: 'string', value: 'DUR', help: 'each watch of a view source is ended by the API server after this long and opened again where it stood: the bound on noticing a right revoked while it is open (default 60s, plus up to 15s at random)' },
+  'max-reviews-in-flight': { type: 'string', value: 'N', help: `requests the webhook port receives, parses and reviews at once, 1 to 10000; past it a request is answered 503 at once, and the API server goes on without the webhook (default ${DEFAULT_MAX_REVIEWS_IN_FLIGHT})` },
+  'max-review-bytes-in-flight': { type: 'string', value: 'SIZE', help: `the heap the requests in flight may cost at once, estimated from each body (6 bytes a byte before it is read, then 5 a byte and 64 an object or array), e.g. 84Mi; past it a request is answered 503 at once (default ${mebibytes(DEFAULT_MAX_REVIEW_BYTES_IN_FLIGHT)})` },
+  'debug-pairs': { type: 'string', value: 'WHO', help: `who may read /debug/pairs on the ops port: ${DEBUG_PAIRS_ACCESS.join(', ')} (localhost: a process in the pod or kubectl port-forward; /healthz, /readyz and /metrics stay open to all) (default any)` },
   'log-level': { type: 'string', value: 'L', help: `one of ${LOG_LEVELS.join(', ')} (default info)` },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 } as const satisfies FlagTable;
+
+function mebibytes(bytes: number): string {
+  return `${bytes / 1048576}Mi`;
+}
 
 export const REWRITE_FLAGS = {
   shortcuts: { type: 'string', multiple: true, value: 'PATH', help: 'the leaf\'s side: ForeignClusterConnections (FCC path) and/or the leaf\'s Liqo Connections and Configurations (all the stock-Liqo path needs, with --hub): a file or folder of YAML/JSON (repeatable, required)' },
@@ -160,6 +170,16 @@ class FlagValues {
     if (raw === undefined) return fallback;
     if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) throw new UsageError(`${this.name(flag)} ${raw}: expected a port number from 0 to 65535`);
     return Number(raw);
+  }
+
+  /** Bytes, as a whole number or a Kubernetes quantity in Ki, Mi or Gi, within [min, max]. */
+  bytes(flag: string, fallback: number, min: number, max: number): number {
+    const raw = this.text(flag);
+    if (raw === undefined) return fallback;
+    const match = /^(\d{1,10})(Ki|Mi|Gi)?$/.exec(raw);
+    const bytes = match === null ? NaN : Number(match[1]) * (match[2] === undefined ? 1 : 1024 ** (['Ki', 'Mi', 'Gi'].indexOf(match[2]) + 1));
+    if (!(bytes >= min && bytes <= max)) throw new UsageError(`${this.name(flag)} ${raw}: expected a size from ${mebibytes(min)} to ${mebibytes(max)}, such as 84Mi`);
+    return bytes;
   }
 
   oneOf<T extends string>(flag: string, allowed: readonly T[], fallback: T): T {
@@ -312,6 +332,9 @@ export interface ServeConfig {
   readonly staleViewAfterMs: number;
   /** Whole seconds; undefined: the list-watch's default, spread at random across replicas. */
   readonly watchTimeoutSeconds: number | undefined;
+  /** The bound on requests in flight on the webhook port, in number and in estimated heap. */
+  readonly reviewBudget: ReviewBudgetOptions;
+  readonly debugPairs: DebugPairsAccess;
   readonly logLevel: LogLevel;
 }
 
@@ -393,6 +416,11 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     maxPatchesPerSecond: values.count('max-patches-per-second', DEFAULT_MAX_PATCHES_PER_SECOND, 1, 10_000),
     staleViewAfterMs,
     watchTimeoutSeconds: watchTimeoutMs === undefined ? undefined : watchTimeoutMs / 1000,
+    reviewBudget: Object.freeze({
+      maxReviews: values.count('max-reviews-in-flight', DEFAULT_MAX_REVIEWS_IN_FLIGHT, 1, 10_000),
+      maxBytes: values.bytes('max-review-bytes-in-flight', DEFAULT_MAX_REVIEW_BYTES_IN_FLIGHT, 1024 * 1024, 64 * 1024 ** 3),
+    }),
+    debugPairs: values.oneOf('debug-pairs', DEBUG_PAIRS_ACCESS, 'any'),
     logLevel: values.oneOf('log-level', LOG_LEVELS, 'info'),
   };
   return { help: false, config: Object.freeze(config) };

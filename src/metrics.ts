@@ -60,6 +60,11 @@ export class Metrics {
     buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
   });
+  readonly admissionShed = new Counter({
+    name: `${PREFIX}admission_shed_total`,
+    help: 'Requests answered 503 at once, unread or unparsed, because the reviews in flight were at their bound (--max-reviews-in-flight, --max-review-bytes-in-flight), by resource (unknown off the two routes); the API server fails open on them.',
+    labelNames: ['resource'] as const, registers: [this.registry],
+  });
   readonly addressesRewritten = new Counter({
     name: `${PREFIX}addresses_rewritten_total`, help: 'Addresses moved into the shortcut space by admission patches and by the controller\'s patches.', registers: [this.registry],
   });
@@ -149,6 +154,7 @@ export class Metrics {
       }
     }
     for (const outcome of SHADOW_OUTCOMES) this.shadowAddresses.inc({ outcome }, 0);
+    for (const resource of ADMISSION_RESOURCES) this.admissionShed.inc({ resource }, 0);
     for (const result of RECONCILE_RESULTS) {
       this.slicesReconciled.inc({ result }, 0);
       this.shadowsReconciled.inc({ result }, 0);

@@ -283,11 +283,11 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
     view: store, logger, failing, sourceName, staleViewAfterMs: config.staleViewAfterMs,
     certificateLoaded: () => certificates.current() !== undefined, onStale: () => sendAway(),
   });
-  webhook = buildWebhookApp({ view: store, metrics, logger, clusterId: config.clusterId, tls });
+  webhook = buildWebhookApp({ view: store, metrics, logger, clusterId: config.clusterId, tls, budget: config.reviewBudget });
   const drain = trackDrain(webhook);
   sendAway = () => drain.goAway();
   readiness.start();
-  const ops = buildOpsApp({ view: store, metrics, logger, readiness: () => readiness.reasons(), clusterId: config.clusterId, sources });
+  const ops = buildOpsApp({ view: store, metrics, logger, readiness: () => readiness.reasons(), clusterId: config.clusterId, sources, debugPairs: config.debugPairs });
   const stopSignal = signalled((signal) => logger.debug({ signal }, 'already shutting down'));
   if (!(await listenBoth({ ops, webhook }, config, logger))) {
     readiness.shuttingDown();

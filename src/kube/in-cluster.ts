@@ -4,3 +4,6 @@
 export function inCluster(env: NodeJS.ProcessEnv = process.env): boolean {
   return Boolean(env.KUBERNETES_SERVICE_HOST && env.KUBERNETES_SERVICE_PORT);
 }
+
+/** The origin of credentials read from the pod's service account, not from a kubeconfig file. */
+export const IN_CLUSTER_ORIGIN = 'in-cluster service account';

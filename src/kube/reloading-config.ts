@@ -26,7 +26,7 @@ import { SerialTask } from '../util/serial-task.ts';
 import { watchPaths, type PathWatch } from '../util/watch-paths.ts';
 import { KeepAlivePool } from './keep-alive.ts';
 import { identifyFetch, identifyRequest } from './identity.ts';
-import { inCluster } from './in-cluster.ts';
+import { IN_CLUSTER_ORIGIN, inCluster } from './in-cluster.ts';
 
 /** The name of our token-file auth provider; client-node's own (`tokenFile` in its config) reads once a minute with no way to re-read sooner. */
 export const TOKEN_FILE_PROVIDER = 'shortcut-webhook-token-file';
@@ -149,6 +149,8 @@ function fingerprintOf(config: KubeConfig): string {
 /** What an operator reads in /debug/pairs about one set of credentials. */
 export interface CredentialStatus {
   readonly origin: string;
+  /** What `origin` is, for a page that must not show where the credentials are. */
+  readonly kind: 'kubeconfig' | 'in-cluster';
   /** When the credentials in use were read (the start, or the last reload that changed them). */
   readonly loadedAt: string;
   readonly reloads: number;
@@ -265,6 +267,7 @@ export class ReloadingKubeConfig extends KubeConfig {
     const iso = (ms: number) => new Date(ms).toISOString();
     return {
       origin: this.options.origin,
+      kind: this.options.origin === IN_CLUSTER_ORIGIN ? 'in-cluster' : 'kubeconfig',
       loadedAt: iso(this.loadedAt),
       reloads: this.reloads,
       refused: this.refusal === undefined ? null : { status: this.refusal.status, at: iso(this.refusal.at), during: this.refusal.during },
@@ -350,7 +353,7 @@ export function reloadingKubeConfig(file: string | undefined, logger: Logger, en
   };
   if (file === undefined && !inCluster(env)) return undefined;
   return new ReloadingKubeConfig({
-    load, logger, origin: file ?? 'in-cluster service account', files: file === undefined ? [] : kubeconfigFiles(file),
+    load, logger, origin: file ?? IN_CLUSTER_ORIGIN, files: file === undefined ? [] : kubeconfigFiles(file),
     ...(userAgent === undefined ? {} : { userAgent }),
   });
 }

@@ -6,9 +6,10 @@ import { peerDirectNetworks } from '../core/peer-paths.ts';
 import { localClusters, statesOf, viewNotes } from '../core/local-clusters.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 
-/** One set of credentials (the kube layer's CredentialStatus, said here as the page shows it). */
+/** One set of credentials (the kube layer's CredentialStatus), as the process knows it: `origin` is a file or in-cluster. */
 export interface CredentialReport {
   readonly origin: string;
+  readonly kind: 'kubeconfig' | 'in-cluster';
   /** When the credentials in use were read (the start, or the last reload that changed them). */
   readonly loadedAt: string;
   readonly reloads: number;
@@ -44,6 +45,34 @@ export interface FileSourceReport {
 /** A source of the view: clusters (`cluster`) in cluster mode, files (`files`) in file mode. */
 export type SourceReport = ClusterSourceReport | FileSourceReport;
 
+/**
+ * A source as the page shows it. Any pod that reaches the ops port reads it, so it names no file and no credentials'
+ * location: the kind of credentials (`kubeconfig` or `in-cluster`), how many paths each flag gave, and problems with
+ * every absolute path cut to its last element (`fcc.yaml#1, line 2`). The log, which only the operator reads, keeps them.
+ */
+export type ShownSourceReport =
+  | { readonly cluster: string; readonly credentials: Omit<CredentialReport, 'origin'>; readonly failing: FailingReport | null }
+  | { readonly files: { readonly shortcuts: number; readonly hub: number }; readonly failing: FailingReport | null };
+
+/** Absolute paths in a message, each cut to its last element; a URL's path (after `host:port`) is left alone. */
+export function withoutPaths(message: string): string {
+  return message.replace(/(^|[\s'"(=,])\/(?:[^\s'",)/]+\/)*([^\s'",)/]*)/g, '$1$2');
+}
+
+function shownFailing(failing: FailingReport | null): FailingReport | null {
+  return failing === null ? null : { since: failing.since, problem: withoutPaths(failing.problem) };
+}
+
+function shownSource(source: SourceReport): ShownSourceReport {
+  if ('files' in source) return { files: { shortcuts: source.files.shortcuts.length, hub: source.files.hub.length }, failing: shownFailing(source.failing) };
+  const { origin: _where, reloadProblem, ...credentials } = source.credentials;
+  return {
+    cluster: source.cluster,
+    credentials: { ...credentials, reloadProblem: reloadProblem === null ? null : withoutPaths(reloadProblem) },
+    failing: shownFailing(source.failing),
+  };
+}
+
 export interface DebugPairs {
   readonly version: number;
   readonly synced: boolean;
@@ -72,9 +101,9 @@ export interface DebugPairs {
   };
   /**
    * What the view is read from and whether reading it keeps failing: the clusters and their credentials (when they
-   * were reloaded, whether the API refuses them), or the files.
+   * were reloaded, whether the API refuses them), or the files; never where they are.
    */
-  readonly sources: readonly SourceReport[];
+  readonly sources: readonly ShownSourceReport[];
 }
 
 export interface DebugPairsInput {
@@ -116,7 +145,7 @@ export function debugPairs({ snapshot, clusterId, synced, lastSync, sources }: D
         directNetworks: peerDirectNetworks(snapshot, clusterId).map(({ peer, state, detail }) => ({ peer, state, detail })),
         directConnections: peerDirectConnections(snapshot, clusterId),
       }
-      : { known: false, why: snapshot.hub.why },
+      : { known: false, why: withoutPaths(snapshot.hub.why) },
     leaf: {
       connections: Object.fromEntries(sortedTunnels(snapshot.tunnels)),
       configurations: snapshot.views.configurations.map((c) => ({
@@ -124,6 +153,6 @@ export function debugPairs({ snapshot, clusterId, synced, lastSync, sources }: D
         ownPodCIDRs: texts(c.localPod), peerPodCIDRs: texts(c.remotePod), peerExternalCIDRs: texts(c.remoteExternal),
       })),
     },
-    sources: sources ?? [],
+    sources: (sources ?? []).map(shownSource),
   };
 }

@@ -11,6 +11,17 @@ export interface Readiness {
   (): readonly string[];
 }
 
+/**
+ * Who may read /debug/pairs: `any` client of the ops port, `localhost` only (a process in the pod, or `kubectl
+ * port-forward`, which connects from inside the pod's network namespace), or nobody (`off`: no such route).
+ */
+export type DebugPairsAccess = 'any' | 'localhost' | 'off';
+
+/** A loopback peer: no other pod can send from these (the kernel drops such packets arriving from outside). */
+function isLoopback(address: string | undefined): boolean {
+  return address !== undefined && (address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.'));
+}
+
 export interface OpsRouteOptions {
   readonly view: ShortcutView;
   readonly metrics: Metrics;
@@ -18,6 +29,8 @@ export interface OpsRouteOptions {
   readonly clusterId: string | undefined;
   /** The clusters or files read, for /debug/pairs. */
   readonly sources?: () => readonly SourceReport[];
+  /** Default `any`. */
+  readonly debugPairs?: DebugPairsAccess;
 }
 
 export function opsRoutes<S extends RawServerBase>(app: AnyFastify<S>, options: OpsRouteOptions): void {
@@ -35,7 +48,12 @@ export function opsRoutes<S extends RawServerBase>(app: AnyFastify<S>, options: 
     const text = await options.metrics.registry.metrics();
     return reply.type(options.metrics.registry.contentType).send(text);
   });
-  app.get('/debug/pairs', async () => {
+  const access = options.debugPairs ?? 'any';
+  if (access === 'off') return;
+  app.get('/debug/pairs', async (request, reply) => {
+    if (access === 'localhost' && !isLoopback(request.socket.remoteAddress)) {
+      return reply.code(403).send({ message: '/debug/pairs is served to localhost only (--debug-pairs localhost): read it with kubectl port-forward' });
+    }
     const { view } = options;
     return debugPairs({
       snapshot: view.current(), clusterId: options.clusterId, synced: view.isSynced(), lastSync: view.lastSync(),

@@ -29,6 +29,7 @@ import {
   listAt,
   only,
   parseManifests,
+  readManifests,
   recordAt,
   stringAt,
   unknownFields,
@@ -128,6 +129,14 @@ describe('Chart.yaml', () => {
 });
 
 /** Every value set users meet; each is linted and rendered by both Helm lines. */
+/** Every switch of docs/security.md on. */
+const HARDENED = {
+  networkPolicy: { enabled: true, webhookFrom: [{ ipBlock: { cidr: '10.0.0.10/32' } }], opsFrom: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] },
+  admissionPolicy: { enabled: true },
+  debugPairs: 'localhost',
+  webhook: { maxReviewsInFlight: 16, maxReviewBytesInFlight: '120Mi' },
+};
+
 const valueSets: readonly [string, RenderOptions][] = [
   ['the defaults', {}],
   ['TLS from cert-manager', { values: { tls: { mode: 'certManager' } } }],
@@ -139,6 +148,7 @@ const valueSets: readonly [string, RenderOptions][] = [
   ['the shadow repair off', { values: { webhook: { shadowEndpointSlices: { enabled: false } } } }],
   ['ServiceMonitor and PrometheusRule on', { values: { metrics: { serviceMonitor: { enabled: true }, prometheusRule: { enabled: true } } } }],
   ['another release name and namespace', { releaseName: 'edge', namespace: 'leaf-net' }],
+  ['the hardening on', { values: HARDENED }],
 ];
 
 describe('helm lint and helm template, for every value set', () => {
@@ -163,7 +173,7 @@ describe('helm lint and helm template, for every value set', () => {
         assertSafeWebhook(only(rendered.objects, 'MutatingWebhookConfiguration'), { serviceName, namespace, failurePolicy: 'Ignore', shadows });
         assertHardenedDeployment(only(rendered.objects, 'Deployment'), { tlsSecret: tlsSecretOf(only(rendered.objects, 'Deployment')) });
         for (const object of rendered.objects) {
-          if (!['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'MutatingWebhookConfiguration'].includes(object.kind)) {
+          if (!['ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'MutatingWebhookConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].includes(object.kind)) {
             assert.equal(object.metadata.namespace, namespace, `${object.kind} ${object.metadata.name} in the release namespace`);
           }
         }
@@ -575,5 +585,41 @@ describe('the chart with other values', () => {
 
   test('hubKubeconfig without a Secret name is refused by helm', () => {
     assert.match(helmRefusal({ values: { shortcuts: { source: 'hubKubeconfig' } } }), /hubKubeconfigSecret/);
+  });
+
+  test('the hardening is off by default: no NetworkPolicy, no admission policy, /debug/pairs for any client, the measured bounds', () => {
+    const rendered = renderChart();
+    assert.deepEqual(rendered.objects.filter((o) => ['NetworkPolicy', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'].includes(o.kind)), []);
+    const env = envOf(containerOf(only(rendered.objects, 'Deployment')));
+    assert.deepEqual([envNameOf('debug-pairs'), envNameOf('max-reviews-in-flight'), envNameOf('max-review-bytes-in-flight')].map((name) => env.get(name)), ['any', '64', '84Mi']);
+  });
+
+  test('the hardening on: the bounds and debugPairs reach the environment, the NetworkPolicy opens the two ports to the peers given', () => {
+    const rendered = renderChart({ values: HARDENED, releaseName: 'edge', namespace: 'leaf-net' });
+    const deployment = only(rendered.objects, 'Deployment');
+    const env = envOf(containerOf(deployment));
+    assert.deepEqual([envNameOf('debug-pairs'), envNameOf('max-reviews-in-flight'), envNameOf('max-review-bytes-in-flight')].map((name) => env.get(name)), ['localhost', '16', '120Mi']);
+    const policy = only(rendered.objects, 'NetworkPolicy');
+    assert.ok(selectorMatches(recordAt(policy, 'spec.podSelector.matchLabels'), recordAt(deployment, 'spec.template.metadata.labels')));
+    assert.deepEqual(at(policy, 'spec.ingress'), [
+      { ports: [{ port: 'webhook', protocol: 'TCP' }], from: HARDENED.networkPolicy.webhookFrom },
+      { ports: [{ port: 'ops', protocol: 'TCP' }], from: HARDENED.networkPolicy.opsFrom },
+    ]);
+  });
+
+  test('the admission policies are manifests/hardening/\'s, for the release\'s ServiceAccount and names', () => {
+    const rendered = renderChart({ values: HARDENED, releaseName: 'edge', namespace: 'leaf-net' });
+    const account = only(rendered.objects, 'ServiceAccount');
+    const shipped = readManifests(repoPath('manifests/hardening/admission-policy.yaml'));
+    const spec = (object: KubeObject): string => JSON.stringify(at(object, 'spec'))
+      .replaceAll(`system:serviceaccount:${account.metadata.namespace}:${account.metadata.name}`, 'system:serviceaccount:shortcut-webhook:shortcut-webhook')
+      .replaceAll('edge-shortcut-webhook-', 'shortcut-webhook-');
+    const kinds = ['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'];
+    assert.deepEqual(rendered.objects.filter((o) => kinds.includes(o.kind)).map(spec).sort(), shipped.map(spec).sort());
+    assert.ok(rendered.objects.filter((o) => kinds.includes(o.kind)).every((o) => o.metadata.name.startsWith('edge-shortcut-webhook-')));
+  });
+
+  test('networkPolicy on without the API server\'s addresses is refused by helm', () => {
+    assert.match(helmRefusal({ values: { networkPolicy: { enabled: true } } }), /networkPolicy.webhookFrom must name the API server/);
   });
 });

@@ -309,3 +309,44 @@ describe('manifests/hub/', () => {
     assert.ok(!objects.some((object) => object.metadata.name.includes('reader')));
   });
 });
+
+describe('manifests/hardening/', () => {
+  const hardeningDir = repoPath('manifests/hardening');
+  const hardening = load(hardeningDir);
+
+  test('is valid against the Kubernetes OpenAPI schema, with no unknown field, its Kustomization listing every file', () => {
+    for (const object of hardening) {
+      assert.doesNotThrow(() => validateAgainstSchema(object), `${object.kind} ${object.metadata.name}`);
+      assert.deepEqual(unknownFields(object), [], `${object.kind} ${object.metadata.name}`);
+    }
+    assert.deepEqual(kustomizationResources(hardeningDir).sort(), applyFiles(hardeningDir));
+  });
+
+  test('the admission policies bind to the ServiceAccount the Deployment runs as, for its two resources, and deny', () => {
+    const account = only(objects, 'ServiceAccount');
+    const username = `system:serviceaccount:${account.metadata.namespace}:${account.metadata.name}`;
+    const policies = hardening.filter((object) => object.kind === 'ValidatingAdmissionPolicy');
+    assert.deepEqual(policies.map((policy) => listAt(recordAt(policy, 'spec'), 'matchConstraints.resourceRules').flatMap((rule) => listAt(rule, 'resources'))),
+      [['endpointslices'], ['shadowendpointslices']]);
+    for (const policy of policies) {
+      assert.deepEqual(at(policy, 'spec.matchConditions'), [{ name: 'shortcut-webhook-service-account', expression: `request.userInfo.username == '${username}'` }]);
+      const binding = hardening.find((object) => object.kind === 'ValidatingAdmissionPolicyBinding' && at(object, 'spec.policyName') === policy.metadata.name);
+      assert.ok(binding, `a binding for ${policy.metadata.name}`);
+      assert.deepEqual(at(binding, 'spec.validationActions'), ['Deny']);
+    }
+  });
+
+  test('the NetworkPolicy selects the Deployment\'s pods and opens only its two named ports', () => {
+    const policy = only(hardening, 'NetworkPolicy');
+    const deployment = only(objects, 'Deployment');
+    assert.ok(selectorMatches(recordAt(policy, 'spec.podSelector.matchLabels'), recordAt(deployment, 'spec.template.metadata.labels')));
+    const ports = listAt(recordAt(policy, 'spec'), 'ingress').map((rule) => listAt(rule, 'ports').map((port) => at(port, 'port')));
+    assert.deepEqual(ports, [['webhook'], ['ops']]);
+    assert.deepEqual(listAt(containerOf(deployment), 'ports').map((port) => at(port, 'name')), ['webhook', 'ops']);
+    for (const rule of listAt(recordAt(policy, 'spec'), 'ingress')) assert.ok(listAt(rule, 'from').length > 0, 'an empty from would let everyone in');
+  });
+
+  test('is not applied by `kubectl apply -f manifests/` (no recursion)', () => {
+    assert.ok(!objects.some((object) => object.kind === 'NetworkPolicy' || object.kind === 'ValidatingAdmissionPolicy'));
+  });
+});

@@ -38,7 +38,8 @@ export function connect2(url: string, ca: Buffer): Promise<ClientHttp2Session> {
 
 export function post2(session: ClientHttp2Session, body: string, path = '/mutate/endpointslices?timeout=10s'): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
-    const stream = session.request({ ':method': 'POST', ':path': path, 'content-type': 'application/json' });
+    // The length declared, as kube-apiserver's Go client does for a request body it holds whole.
+    const stream = session.request({ ':method': 'POST', ':path': path, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) });
     const chunks: Buffer[] = [];
     let status = 0;
     let headers: Record<string, unknown> = {};

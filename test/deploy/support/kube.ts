@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as clientNode from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { MutatingWebhookConfiguration } from 'kubernetes-models/admissionregistration.k8s.io/v1';
+import { MutatingWebhookConfiguration, ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding } from 'kubernetes-models/admissionregistration.k8s.io/v1';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { CustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io/v1';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
@@ -81,6 +82,9 @@ const models: ReadonlyMap<string, (value: unknown) => Validatable> = new Map([
   ['rbac.authorization.k8s.io/v1/Role', model(Role)],
   ['rbac.authorization.k8s.io/v1/RoleBinding', model(RoleBinding)],
   ['admissionregistration.k8s.io/v1/MutatingWebhookConfiguration', model(MutatingWebhookConfiguration)],
+  ['admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy', model(ValidatingAdmissionPolicy)],
+  ['admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding', model(ValidatingAdmissionPolicyBinding)],
+  ['networking.k8s.io/v1/NetworkPolicy', model(NetworkPolicy)],
   ['apiextensions.k8s.io/v1/CustomResourceDefinition', model(CustomResourceDefinition)],
   // The kinds of cert-manager and the Prometheus Operator that the chart can make, from their CRDs' schemas.
   ['cert-manager.io/v1/Certificate', model(Certificate)],

@@ -18,6 +18,9 @@ export const serveFlags = [
   'log-level',
   // Beyond the contract's list: the product's own.
   'stale-view-after',
+  'max-reviews-in-flight',
+  'max-review-bytes-in-flight',
+  'debug-pairs',
 ] as const;
 
 export function envNameOf(flag: string): string {

@@ -33,6 +33,8 @@ const resources: Record<string, Resource> = {
   'apps/v1/Deployment': { plural: 'deployments', namespaced: true },
   'policy/v1/PodDisruptionBudget': { plural: 'poddisruptionbudgets', namespaced: true },
   'admissionregistration.k8s.io/v1/MutatingWebhookConfiguration': { plural: 'mutatingwebhookconfigurations', namespaced: false },
+  'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy': { plural: 'validatingadmissionpolicies', namespaced: false },
+  'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding': { plural: 'validatingadmissionpolicybindings', namespaced: false },
   'coordination.k8s.io/v1/Lease': { plural: 'leases', namespaced: true },
   'discovery.k8s.io/v1/EndpointSlice': { plural: 'endpointslices', namespaced: true },
   'networking.liqo.io/v1beta1/ForeignClusterConnection': { plural: 'foreignclusterconnections', namespaced: true },
