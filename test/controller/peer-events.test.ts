@@ -9,7 +9,7 @@ import { EventRecorder, peerObject } from '../../src/kube/events.ts';
 import { createLogger } from '../../src/log.ts';
 import { Metrics } from '../../src/metrics.ts';
 import { SnapshotStore } from '../../src/view/shortcut-view.ts';
-import { configurationObject, fcc } from '../support/builders.ts';
+import { configurationObject, fcc, tunnelValues } from '../support/builders.ts';
 import { directWorldParts } from '../support/direct-world.ts';
 import { startKubeApiServer, type KubeApiServer, type ResourceDefinition } from '../support/kube-api-server.ts';
 import { waitFor } from '../support/wait-for.ts';
@@ -36,7 +36,7 @@ async function world(options: { leader?: () => boolean } = {}) {
     isLeader: options.leader ?? (() => true), regarding: (peer) => peerObject(config, peer, undefined), now: () => clock });
   const store = new SnapshotStore();
   store.subscribe((snapshot) => peers.observe(snapshot));
-  const tunnel = (state: string) => store.publishTunnels(new Map([['cluster3', state]]));
+  const tunnel = (state: string) => store.publishTunnels(tunnelValues([['cluster3', state]]));
   tunnel('Connected');
   store.publishFccs([fcc({ a: 'cluster2', b: 'cluster3' })]);
   const events = () => server.list({ apiVersion: 'events.k8s.io/v1', kind: 'Event' }) as unknown as StoredEvent[];
@@ -230,8 +230,8 @@ test('a setting that keeps the shortcut from being used is one ShortcutUnusable 
     assert.match(await w.metrics.registry.metrics(), /shortcut_webhook_peer_path\{peer="cluster3",path="hub",reason="prefix-mismatch",connection="Connected"\} 1/);
     await waitFor(() => w.recorded() === 1, { description: 'the ShortcutUnusable recorded' });
     // New views that change nothing of cluster3's state: no new Warning.
-    w.store.publishTunnels(new Map([['cluster3', 'Connected'], ['cluster9', 'Connected']]));
-    w.store.publishTunnels(new Map([['cluster3', 'Connected'], ['cluster9', 'Error']]));
+    w.store.publishTunnels(tunnelValues([['cluster3', 'Connected'], ['cluster9', 'Connected']]));
+    w.store.publishTunnels(tunnelValues([['cluster3', 'Connected'], ['cluster9', 'Error']]));
     // Then a transition, whose Event is asked for last.
     const at = w.now();
     w.store.publishFccs([fcc()]);

@@ -53,20 +53,20 @@ test('a peer counts as up only while every one of its Connections is Connected',
     connectionObject('cluster4', 'Connected'), connectionObject('cluster4', 'Connected', 'gw-cluster4-b'),
     connectionObject('cluster5', 'Connecting'),
   ]);
-  assert.deepEqual([...states].sort(), [['cluster3', 'Error'], ['cluster4', 'Connected'], ['cluster5', 'Connecting']]);
+  assert.deepEqual([...states].map(([peer, state]) => [peer, state.value]).sort(), [['cluster3', 'Error'], ['cluster4', 'Connected'], ['cluster5', 'Connecting']]);
 });
 
 test('with several down, the state is the first one\'s by namespace/name, whatever the order listed', () => {
   const x = connectionObject('cluster3', 'Connecting', 'gw-a');
   const y = connectionObject('cluster3', 'Error', 'gw-b');
-  assert.equal(tunnelStates([x, y]).get('cluster3'), 'Connecting');
-  assert.equal(tunnelStates([y, x]).get('cluster3'), 'Connecting');
+  assert.equal(tunnelStates([x, y]).get('cluster3')?.value, 'Connecting');
+  assert.equal(tunnelStates([y, x]).get('cluster3')?.value, 'Connecting');
 });
 
 test('a Connection without status counts as down; one without the peer label is not anyone\'s', () => {
   const { status: _status, ...noStatus } = connectionObject('cluster3', 'Connected');
   const unlabelled = { ...connectionObject('cluster4', 'Error'), metadata: { name: 'gw', namespace: 'liqo' } };
-  assert.deepEqual([...tunnelStates([noStatus, unlabelled, 'junk', null])], [['cluster3', '']]);
+  assert.deepEqual([...tunnelStates([noStatus, unlabelled, 'junk', null])].map(([peer, state]) => [peer, state.up, state.value]), [['cluster3', false, '']]);
 });
 
 const views = leafViews([
@@ -158,6 +158,6 @@ test('Configurations differ when any field read differs: name, peer, or any of t
 test('with three Connections down listed in reverse order, the first by namespace/name decides', () => {
   const down = [connectionObject('cluster3', 'Error', 'gw-c'), connectionObject('cluster3', 'Connecting', 'gw-b'),
     connectionObject('cluster3', 'Pending', 'gw-a')];
-  assert.equal(tunnelStates(down).get('cluster3'), 'Pending');
-  assert.equal(tunnelStates([...down].reverse()).get('cluster3'), 'Pending');
+  assert.equal(tunnelStates(down).get('cluster3')?.value, 'Pending');
+  assert.equal(tunnelStates([...down].reverse()).get('cluster3')?.value, 'Pending');
 });

@@ -18,6 +18,7 @@ export const serveFlags = [
   'log-level',
   // Beyond the contract's list: the product's own.
   'stale-view-after',
+  'connection-stale-after',
 ] as const;
 
 export function envNameOf(flag: string): string {
