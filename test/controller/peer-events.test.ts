@@ -75,6 +75,23 @@ test('a direct network lost is one Warning Event on the peer\'s Connection, with
   }
 });
 
+test('a gateway that stopped reporting is a direct network lost: the Event says so and since when, and peer_path carries connection-stale', async () => {
+  const w = await world();
+  try {
+    const observedAt = w.now();
+    const lastHeartbeat = Date.parse('2026-11-28T12:00:00Z');
+    w.store.publishTunnels(new Map([['cluster3', { up: false, reason: 'connection-stale', value: 'Connected', connection: 'liqo-tenant-cluster3/cluster3', lastHeartbeat }]]));
+    assert.match(await w.metrics.registry.metrics(), /shortcut_webhook_peer_path\{peer="cluster3",path="hub",reason="connection-stale",connection="connection-stale"\} 1/);
+    w.peers.passDone({ startedAt: observedAt, endedAt: w.advance(1200), patched: 7 });
+    const [event] = await waitFor(() => (w.events().length === 1 ? w.events() : undefined), { description: 'the Event' });
+    assert.equal(event?.reason, 'DirectNetworkLost');
+    assert.match(event?.note ?? '', /^traffic to cluster3 goes through the hub \(connection-stale: FCC liqo\/cluster2-cluster3: the leaf's Liqo Connection liqo-tenant-cluster3\/cluster3 to cluster3 reads Connected, but its gateway stopped reporting: no heartbeat since 2026-11-28T12:00:00\.000Z\); 7 stored objects patched in 1\.2 s$/);
+    assert.match(await w.metrics.registry.metrics(), /shortcut_webhook_failover_seconds_count\{direction="to-hub"\} 1/);
+  } finally {
+    await close(w);
+  }
+});
+
 test('a flapping tunnel makes one Event per direction whose count grows, not one Event per flap', async () => {
   const w = await world();
   try {
