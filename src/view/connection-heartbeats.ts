@@ -16,6 +16,9 @@ import type { TunnelStates } from '../core/leaf-views.ts';
 import type { Logger } from '../log.ts';
 import { monotonicTime, type TimeSource } from '../util/time-source.ts';
 
+/** A timer this late means the process did not run: less is the ordinary jitter of a loaded event loop. */
+const TIMER_SLACK_MS = 1000;
+
 export interface ConnectionHeartbeatsOptions {
   /** Silence after which a Connection with a heartbeat counts as down (`connection-stale`); 0 turns the rule off. */
   readonly staleAfterMs: number;
@@ -45,6 +48,8 @@ export class ConnectionHeartbeats {
   private readonly blind = new Set<string>();
   private objects: ReadonlyMap<string, unknown> = new Map();
   private cancelTimer: (() => void) | undefined;
+  /** The deadline the pending timer was set for, on the monotonic clock. */
+  private timerDue: number | undefined;
   private stopped = false;
 
   constructor(private readonly options: ConnectionHeartbeatsOptions) {
@@ -98,6 +103,25 @@ export class ConnectionHeartbeats {
     for (const ref of this.heartbeats.keys()) if (!seen.has(ref)) this.heartbeats.delete(ref);
   }
 
+  /**
+   * The timer came late: the process was paused (SIGSTOP, a frozen VM) or its event loop blocked, and it read no
+   * rewrite meanwhile, though the watch may hold them. Its own pause is no gateway's silence: each Connection not
+   * already stale is timed again from now, as at first sight, so that the rewrites queued meanwhile are read first.
+   */
+  private deadlinePassed(): void {
+    const now = this.time.now();
+    const due = this.timerDue;
+    if (due !== undefined && now - due > TIMER_SLACK_MS) {
+      const deadline = now + this.options.staleAfterMs;
+      for (const [ref, heartbeat] of this.heartbeats) {
+        if (heartbeat.deadline >= due) this.heartbeats.set(ref, { ...heartbeat, deadline: Math.max(heartbeat.deadline, deadline) });
+      }
+      this.options.logger.info({ lateMs: Math.round(now - due) },
+        'the Connection heartbeat timer ran late (this process was paused or blocked): their silence is timed again from now');
+    }
+    this.publish();
+  }
+
   private publish(): void {
     const now = this.time.now();
     const judge = this.options.staleAfterMs > 0
@@ -114,11 +138,14 @@ export class ConnectionHeartbeats {
   private schedule(now: number): void {
     this.cancelTimer?.();
     this.cancelTimer = undefined;
+    this.timerDue = undefined;
     if (this.stopped) return;
     let next: number | undefined;
     for (const heartbeat of this.heartbeats.values()) {
       if (heartbeat.at !== undefined && heartbeat.deadline > now && (next === undefined || heartbeat.deadline < next)) next = heartbeat.deadline;
     }
-    if (next !== undefined) this.cancelTimer = this.time.after(next - now, () => this.publish());
+    if (next === undefined) return;
+    this.timerDue = next;
+    this.cancelTimer = this.time.after(next - now, () => this.deadlinePassed());
   }
 }

@@ -136,6 +136,32 @@ test('a value that is not Connected says tunnel-down before any staleness, and o
   assert.deepEqual(w.state('cluster3'), { up: false, reason: 'tunnel-down', value: 'Error' });
 });
 
+test('a pause of the product itself is no gateway\'s silence: after it, each Connection is timed again from the resume', () => {
+  const w = world();
+  w.write('cluster3');
+  w.write('cluster4');
+  w.time.advance(1000);
+  w.write('cluster3');
+  w.time.advance(10_000);
+  // cluster4 stops for good; the product is stopped for 40 s, cluster3's heartbeats queue in its watch meanwhile.
+  w.time.pause(40_000);
+  w.time.advance(0);
+  assert.equal(w.reason('cluster3'), 'up', 'the late timer judges nothing stale');
+  assert.equal(w.reason('cluster4'), 'up');
+  assert.ok(w.records.some((r) => r.msg === 'the Connection heartbeat timer ran late (this process was paused or blocked): their silence is timed again from now'));
+  w.write('cluster3');
+  w.time.advance(BOUND - 1);
+  w.write('cluster3');
+  assert.equal(w.reason('cluster4'), 'up');
+  w.time.advance(1);
+  assert.equal(w.reason('cluster4'), 'connection-stale', 'a gateway silent since goes stale one bound after the resume');
+  assert.equal(w.reason('cluster3'), 'up');
+  // One already stale stays so across a pause: no flap back to up.
+  w.time.pause(120_000);
+  w.time.advance(0);
+  assert.equal(w.reason('cluster4'), 'connection-stale');
+});
+
 test('one timer stands for the earliest deadline, and none with the rule off or once stopped', () => {
   const w = world();
   const mark = w.time.timersSet();
