@@ -52,6 +52,7 @@ export const SERVE_FLAGS = {
   'max-concurrent-patches': { type: 'string', value: 'N', help: `patches of stored slices the controller has in flight at once, 1 to 64 (default ${DEFAULT_MAX_CONCURRENT_PATCHES})` },
   'max-patches-per-second': { type: 'string', value: 'N', help: `the controller's cap on its requests to the API server per second, 1 to 10000 (default ${DEFAULT_MAX_PATCHES_PER_SECOND})` },
   'stale-view-after': { type: 'string', value: 'DUR', help: 'not ready once every read of a view source (the FCCs, the leaf\'s or the hub\'s Liqo objects, or the --shortcuts files) has failed for this long, so reviews go to replicas with a live view; 0 turns it off (default 60s)' },
+  'connection-stale-after': { type: 'string', value: 'DUR', help: 'a Liqo Connection that reads Connected but whose gateway has not rewritten its status (the latency heartbeat) for this long counts as down (connection-stale); 0 turns it off (default 30s)' },
   'watch-timeout': { type: 'string', value: 'DUR', help: 'each watch of a view source is ended by the API server after this long and opened again where it stood: the bound on noticing a right revoked while it is open (default 60s, plus up to 15s at random)' },
   'max-reviews-in-flight': { type: 'string', value: 'N', help: `requests the webhook port receives, parses and reviews at once, 1 to 10000; past it a request is answered 503 at once, and the API server goes on without the webhook (default ${DEFAULT_MAX_REVIEWS_IN_FLIGHT})` },
   'max-review-bytes-in-flight': { type: 'string', value: 'SIZE', help: `the heap the requests in flight may cost at once, estimated from each body (6 bytes a byte before it is read, then 5 a byte and 64 an object or array), e.g. 84Mi; past it a request is answered 503 at once (default ${mebibytes(DEFAULT_MAX_REVIEW_BYTES_IN_FLIGHT)})` },
@@ -85,6 +86,7 @@ const LIVE_VIEW_FLAGS = {
   'shortcuts-kubeconfig': { type: 'string', value: 'FILE', help: 'read ForeignClusterConnections, and the hub\'s Liqo IPs and Configurations, on this cluster (the hub) instead of the leaf, as serve does' },
   'shortcuts-namespace': { type: 'string', value: 'NS', help: 'read ForeignClusterConnections in this namespace only (default: all)' },
   'cluster-id': { type: 'string', value: 'ID', help: 'local cluster ID for slices without offloading.liqo.io/destination' },
+  'connection-stale-after': { type: 'string', value: 'DUR', help: 'a Liqo Connection that reads Connected but whose latency heartbeat is older than twice this counts as down (connection-stale), as serve judges it at start; 0 turns it off (default 30s)' },
 } as const satisfies FlagTable;
 
 export const EXPLAIN_FLAGS = {
@@ -335,6 +337,8 @@ export interface ServeConfig {
   /** The bound on requests in flight on the webhook port, in number and in estimated heap. */
   readonly reviewBudget: ReviewBudgetOptions;
   readonly debugPairs: DebugPairsAccess;
+  /** 0: off; see CONNECTION_STALE_AFTER_MS for the default and why. */
+  readonly connectionStaleAfterMs: number;
   readonly logLevel: LogLevel;
 }
 
@@ -351,6 +355,26 @@ export interface ServeConfig {
  * follows its source too.
  */
 export const STALE_VIEW_AFTER_MS = 60_000;
+
+/**
+ * How long a Connected Liqo Connection with a heartbeat may go without being seen rewritten before it counts as down
+ * (`connection-stale`). Liqo's gateway rewrites `status.latency` on the first answered ping (every 2 s) once the last
+ * write is older than `ping-update-status-interval` (10 s), against a timestamp stored to the second: a write every
+ * 10 to 12 s. 30 s leaves 18 s over the slowest regular cadence: one write lost (the next comes 2 s later, at the next
+ * pong) or a watch event late by up to 18 s on a loaded API server does not flap the path, while a gateway that died
+ * is left within half a minute, against the 300 s a lost node keeps its pods by default.
+ */
+export const CONNECTION_STALE_AFTER_MS = 30_000;
+
+/** --connection-stale-after, read alike by serve and the live commands. */
+function connectionStaleAfter(values: FlagValues): number {
+  const raw = values.text('connection-stale-after');
+  const ms = raw === undefined ? CONNECTION_STALE_AFTER_MS : parseDuration(raw);
+  if (ms === undefined || (ms > 0 && ms < 1000)) {
+    throw new UsageError(`${values.name('connection-stale-after')} ${raw}: expected a duration of at least 1s such as 30s or 1m, or 0 for off`);
+  }
+  return ms;
+}
 
 export type Parsed<T> = { readonly help: true } | { readonly help: false; readonly config: T };
 
@@ -393,6 +417,7 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
   if (watchTimeoutRaw !== undefined && (watchTimeoutMs === undefined || watchTimeoutMs < 1000 || watchTimeoutMs % 1000 !== 0)) {
     throw new UsageError(`${values.name('watch-timeout')} ${watchTimeoutRaw}: expected whole seconds, at least 1s, such as 30s or 2m`);
   }
+  const connectionStaleAfterMs = connectionStaleAfter(values);
   const port = values.port('port', 9443);
   const opsPort = values.port('ops-port', 8080);
   if (port === opsPort && port !== 0) {
@@ -421,6 +446,7 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
       maxBytes: values.bytes('max-review-bytes-in-flight', DEFAULT_MAX_REVIEW_BYTES_IN_FLIGHT, 1024 * 1024, 64 * 1024 ** 3),
     }),
     debugPairs: values.oneOf('debug-pairs', DEBUG_PAIRS_ACCESS, 'any'),
+    connectionStaleAfterMs,
     logLevel: values.oneOf('log-level', LOG_LEVELS, 'info'),
   };
   return { help: false, config: Object.freeze(config) };
@@ -493,6 +519,7 @@ export interface LiveViewConfig {
   readonly shortcutsKubeconfig: string | undefined;
   readonly shortcutsNamespace: string | undefined;
   readonly clusterId: string | undefined;
+  readonly connectionStaleAfterMs: number;
   readonly output: VersionFormat;
 }
 
@@ -502,6 +529,7 @@ function liveViewConfig(values: FlagValues): LiveViewConfig {
     shortcutsKubeconfig: values.text('shortcuts-kubeconfig'),
     shortcutsNamespace: values.text('shortcuts-namespace'),
     clusterId: values.text('cluster-id'),
+    connectionStaleAfterMs: connectionStaleAfter(values),
     output: values.oneOf('output', ['text', 'json'] as const, 'text'),
   };
 }

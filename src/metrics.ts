@@ -77,7 +77,7 @@ export class Metrics {
    */
   readonly addressesUntouched = new Counter({
     name: `${PREFIX}addresses_untouched_total`,
-    help: 'Addresses left unchanged and unflagged by admission reviews, by reason: not-canonical, no-fcc, not-hub-external, no-pair, or on the stock path hub-external, no-hub-ip, no-peer, no-shortcut, tunnel-down.',
+    help: 'Addresses left unchanged and unflagged by admission reviews, by reason: not-canonical, no-fcc, not-hub-external, no-pair, or on the stock path hub-external, no-hub-ip, no-peer, no-shortcut, tunnel-down, connection-stale.',
     labelNames: ['reason'] as const, registers: [this.registry],
   });
   readonly shadowAddresses = new Counter({

@@ -71,6 +71,7 @@ export interface ViewOptions {
   /** Whether --shortcuts-kubeconfig was given: FCCs read on the hub mean its IPAM objects are read there too. */
   readonly hubGiven: boolean;
   readonly syncTimeoutMs?: number | undefined;
+  readonly connectionStaleAfterMs: number;
 }
 
 /**
@@ -83,7 +84,7 @@ export async function readLiveView(access: LiveAccess, options: ViewOptions): Pr
   const source = new ClusterShortcutSource({
     store, logger: createLogger('warn', textLog(options.command, options.stderr)), shortcutsConfig: access.shortcuts.config,
     namespace: options.shortcutsNamespace, localConfig: access.local.config,
-    hubConfig: options.hubGiven ? access.shortcuts.config : undefined,
+    hubConfig: options.hubGiven ? access.shortcuts.config : undefined, connectionStaleAfterMs: options.connectionStaleAfterMs,
   });
   const timeoutMs = options.syncTimeoutMs ?? SYNC_TIMEOUT_MS;
   let timer: NodeJS.Timeout | undefined;

@@ -112,6 +112,7 @@ async function viewSourceFor(
       // FCCs read on the hub: its IPAM objects are read there too (the stock-Liqo path).
       hubConfig: config.shortcutsKubeconfig === undefined ? undefined : shortcuts,
       onRestart: () => metrics.viewWatchRestarts.inc(),
+      connectionStaleAfterMs: config.connectionStaleAfterMs,
       ...(config.watchTimeoutSeconds === undefined ? {} : { watchTimeoutSeconds: config.watchTimeoutSeconds }),
     });
     logger.info({ from: shortcuts.origin, namespace: config.shortcutsNamespace ?? 'all' }, 'watching ForeignClusterConnections');

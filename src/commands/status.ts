@@ -172,6 +172,7 @@ export async function runStatus(config: StatusConfig, io: Io, env: NodeJS.Proces
   const snapshot = await readLiveView(access, {
     command: 'status', stderr: io.stderr, shortcutsNamespace: config.shortcutsNamespace,
     hubGiven: config.shortcutsKubeconfig !== undefined, syncTimeoutMs: options.syncTimeoutMs,
+    connectionStaleAfterMs: config.connectionStaleAfterMs,
   });
   if (typeof snapshot === 'string') return fail(snapshot);
 

@@ -18,7 +18,7 @@ import {
   directNetworkTo, IPV4_ACCESS, IPV6_ACCESS, namesPod, type FamilyAccess, type PodRef, type Span,
 } from './hub-resolution.ts';
 import { field, isArray, isObject, parseJsonObject, stringField, type Json, type JsonObject } from './json.ts';
-import type { LiqoConfiguration } from './leaf-views.ts';
+import type { LiqoConfiguration, TunnelDownReason } from './leaf-views.ts';
 import { ANNOTATIONS_LIMIT_BYTES, podOf, utf8Length } from './rewrite.ts';
 import {
   DIRECT_CONNECTIONS_DATA_ANNOTATION, isShadowSkip, ORIGINAL_DIRECT_CONNECTIONS_DATA_ANNOTATION, readDirectConnectionsData,
@@ -52,7 +52,7 @@ export const UNRESOLVED_REASONS: readonly UnresolvedReason[] = [
 ];
 
 /** Why an address takes the hub path: no direct network to its cluster, a tunnel down, or a repair that would be ambiguous. */
-export type HubPathReason = 'no-shortcut' | 'tunnel-down' | 'ambiguous';
+export type HubPathReason = 'no-shortcut' | TunnelDownReason | 'ambiguous';
 
 /** One listed address: as the hub wrote it (`input`), what the shadow now carries (`output`), and why. */
 export type ShadowAddress = { readonly cluster: string; readonly input: string; readonly output: string; readonly detail: string } & (
@@ -143,7 +143,7 @@ type Decision<V> =
 /** Whether the leaf can use its direct network to a cluster, as Liqo's controller would find its Configuration. */
 interface Direct<V> {
   readonly usable: boolean;
-  readonly why: 'no-shortcut' | 'tunnel-down';
+  readonly why: 'no-shortcut' | TunnelDownReason;
   readonly detail: string;
   readonly leafMoves: readonly Move<V>[];
 }
@@ -598,7 +598,7 @@ export function outcomeCounts(addresses: readonly ShadowAddress[]): Readonly<Rec
 export interface PeerDirectConnections {
   readonly peer: string;
   readonly state: ShadowOutcome;
-  /** For `hub-path`, why (`no-shortcut`, `tunnel-down`); for `unresolved`, the reason. */
+  /** For `hub-path`, why (`no-shortcut`, `tunnel-down`, `connection-stale`); for `unresolved`, the reason. */
   readonly reason: HubPathReason | UnresolvedReason | null;
   readonly detail: string;
 }
@@ -625,7 +625,7 @@ export function peerDirectConnections(snapshot: Snapshot, leafCluster: string | 
     const leafConfigurations = leaf.configurationsOf(peer);
     const usable = network.state === 'direct' && leafConfigurations.length === 1;
     if (!usable) {
-      const via = network.state === 'tunnel-down' ? 'tunnel-down' : 'no-shortcut';
+      const via = network.state === 'direct' ? 'no-shortcut' : network.state;
       const why = network.state === 'direct' ? `this leaf has ${leafConfigurations.length} Liqo Configurations for ${peer}` : network.detail;
       if (hubs.length !== 1 || hubs[0]?.externalMappings.length === 0) {
         return { peer, state: 'unresolved', reason: 'no-hub-network', detail: `${why}; and no one Configuration of this leaf for the hub maps its external CIDR` };

@@ -10,7 +10,7 @@
 import { moveInto, within, type Cidr } from './cidr.ts';
 import type { HubIp, HubIpIndex } from './hub-ipam.ts';
 import { ipv4, ipv6, type AddressCodec } from './ip.ts';
-import { TUNNEL_CONNECTED, type CidrMapping, type LiqoConfiguration, type TunnelStates } from './leaf-views.ts';
+import { tunnelDown, type CidrMapping, type LiqoConfiguration, type TunnelDownReason, type TunnelStates } from './leaf-views.ts';
 
 /** What the hub's IPAM objects say, or why they are not known (then `hub-external` stays the answer). */
 export type HubIpam =
@@ -26,14 +26,15 @@ export const HUB_NOT_READ: HubIpam = Object.freeze({ known: false, why: 'no hub 
  * - `no-peer`: the pod's hub address lies in no peer's pods as the hub sees them, or in this leaf's own;
  * - `no-shortcut`: this leaf has no direct network to the pod's cluster (no Configuration, no Connection, or its
  *   Configuration does not map the pod's address);
- * - `tunnel-down`: it has Connections to that cluster, but not all are Connected.
+ * - `tunnel-down`: it has Connections to that cluster, but not all are Connected;
+ * - `connection-stale`: they all read Connected, but one's gateway stopped rewriting it (its heartbeat is silent).
  */
-export type StockReason = 'hub-external' | 'no-hub-ip' | 'no-peer' | 'no-shortcut' | 'tunnel-down';
+export type StockReason = 'hub-external' | 'no-hub-ip' | 'no-peer' | 'no-shortcut' | 'tunnel-down' | 'connection-stale';
 
 /** The detail's tag where the pod's own address is outside what the leaf declared for its cluster: no move applies. */
 export const OUTSIDE_DECLARED = 'outside-declared';
 
-export const STOCK_REASONS: readonly StockReason[] = ['hub-external', 'no-hub-ip', 'no-peer', 'no-shortcut', 'tunnel-down'];
+export const STOCK_REASONS: readonly StockReason[] = ['hub-external', 'no-hub-ip', 'no-peer', 'no-shortcut', 'tunnel-down', 'connection-stale'];
 
 /** The pod an endpoint names (`targetRef` of kind RemotePod: the hub pod's name and namespace). */
 export interface PodRef {
@@ -299,7 +300,7 @@ export const NO_HUB_RESOLVER: HubResolver = Object.freeze({ ipv4: INACTIVE, ipv6
 /** Whether the leaf can reach a peer of the hub directly (step 4), with why not: logged once per change, shown by /debug/pairs. */
 export interface DirectNetwork {
   readonly peer: string;
-  readonly state: 'direct' | 'no-shortcut' | 'tunnel-down';
+  readonly state: 'direct' | 'no-shortcut' | TunnelDownReason;
   readonly detail: string;
 }
 
@@ -307,9 +308,8 @@ export interface DirectNetwork {
 export function directNetworkTo(peer: string, leaf: LeafNetwork): DirectNetwork {
   // Connections that exist but are not all Connected say more than a missing Configuration: the tunnel is down.
   const tunnel = leaf.tunnels.get(peer);
-  if (tunnel !== undefined && tunnel !== TUNNEL_CONNECTED) {
-    return { peer, state: 'tunnel-down', detail: `the leaf's Liqo Connection to ${peer} is ${tunnel || 'without status'}, not Connected` };
-  }
+  const down = tunnelDown(peer, tunnel);
+  if (down !== undefined) return { peer, state: down.reason, detail: down.detail };
   const configurations = leaf.configurationsOf(peer);
   if (configurations.length === 0) return { peer, state: 'no-shortcut', detail: `this leaf has no Liqo Configuration for ${peer}` };
   if (tunnel === undefined) return { peer, state: 'no-shortcut', detail: `this leaf has no Liqo Connection to ${peer}` };

@@ -17,8 +17,58 @@ export const REMOTE_CLUSTER_LABEL = 'liqo.io/remote-cluster-id';
 /** `status.value` of a Connection whose tunnel is up (connection_types.go `Connected`). */
 export const TUNNEL_CONNECTED = 'Connected';
 
-/** `status.value` of the leaf's Liqo Connection(s) per peer cluster ID; a peer with no entry is not cross-checked. */
-export type TunnelStates = ReadonlyMap<string, string>;
+/**
+ * How the leaf's Liqo Connection(s) to one peer stand: up, or down with the contract's reason. `value` is what
+ * `status.value` reads (`Connected` on a stale one: its gateway stopped writing, so nothing said otherwise).
+ * `connection-stale` names the Connection whose heartbeat went silent and when its last one was seen (epoch ms).
+ */
+export type TunnelState =
+  | { readonly up: true; readonly value: typeof TUNNEL_CONNECTED }
+  | { readonly up: false; readonly reason: 'tunnel-down'; readonly value: string }
+  | { readonly up: false; readonly reason: 'connection-stale'; readonly value: typeof TUNNEL_CONNECTED;
+      readonly connection: string; readonly lastHeartbeat: number };
+
+/** The tunnel states by peer cluster ID; a peer with no entry is not cross-checked. */
+export type TunnelStates = ReadonlyMap<string, TunnelState>;
+
+export type TunnelDownReason = Extract<TunnelState, { readonly up: false }>['reason'];
+
+export const TUNNEL_UP: TunnelState = Object.freeze({ up: true, value: TUNNEL_CONNECTED });
+
+/** A peer's tunnel as a word for tables and JSON: its `status.value`, or `connection-stale`. */
+export function tunnelWord(state: TunnelState): string {
+  if (!state.up && state.reason === 'connection-stale') return state.reason;
+  return state.value || '(no status)';
+}
+
+/** The word, and for a stale one when its last heartbeat was and how long before `now` (epoch ms): what tables show. */
+export function tunnelText(state: TunnelState, now: number): string {
+  if (state.up || state.reason !== 'connection-stale') return tunnelWord(state);
+  const age = Math.max(0, Math.round((now - state.lastHeartbeat) / 1000));
+  return `connection-stale (last heartbeat ${age}s ago, ${new Date(state.lastHeartbeat).toISOString()})`;
+}
+
+/**
+ * Why the leaf's Connections to `peer` say its direct network is down, with the detail every path gives; undefined
+ * while they say it is up (or there are none: then the caller's other inputs decide).
+ */
+export function tunnelDown(peer: string, state: TunnelState | undefined): { readonly reason: TunnelDownReason; readonly detail: string } | undefined {
+  if (state === undefined || state.up) return undefined;
+  if (state.reason === 'tunnel-down') {
+    return { reason: state.reason, detail: `the leaf's Liqo Connection to ${peer} is ${state.value || 'without status'}, not Connected` };
+  }
+  return {
+    reason: state.reason,
+    detail: `the leaf's Liqo Connection ${state.connection} to ${peer} reads Connected, but its gateway stopped reporting: `
+      + `no heartbeat since ${new Date(state.lastHeartbeat).toISOString()}`,
+  };
+}
+
+export function sameTunnel(a: TunnelState, b: TunnelState): boolean {
+  if (a.up || b.up) return a.up === b.up;
+  if (a.reason !== b.reason || a.value !== b.value) return false;
+  return a.reason !== 'connection-stale' || (b.reason === 'connection-stale' && a.connection === b.connection && a.lastHeartbeat === b.lastHeartbeat);
+}
 
 /** One CIDR as the leaf's Configuration states it, with where it was read: what a `local-overlap` detail names. */
 export interface ViewCidr {
@@ -139,12 +189,34 @@ export function sameConfigurations(a: readonly LiqoConfiguration[], b: readonly 
 }
 
 /**
- * Connections by peer. Liqo may hold several for one peer (a gateway server and a client, or one per tunnel since
- * multi-interface gateways, 557c199c): the peer counts as up only while every one of them is `Connected`, and
- * otherwise takes the state of the first one that is not (in `namespace/name` order, so the detail is stable).
+ * The gateway's heartbeat in a Connection: `status.latency.timestamp` as epoch ms, which Liqo's gateway rewrites
+ * (with the latency's value) at least every `ping-update-status-interval` while its pings are answered
+ * (pkg/gateway/connection/k8s.go UpdateConnectionStatus, v1.2.0). Undefined without one: pings off, or a Connection
+ * not Connected (Liqo writes a zero time, `null`, when the peer stops answering). A date before 1970 is no heartbeat.
  */
-export function tunnelStates(connections: Iterable<unknown>): TunnelStates {
-  const byPeer = new Map<string, { ref: string; value: string }[]>();
+export function connectionHeartbeat(connection: unknown): { readonly text: string; readonly at: number } | undefined {
+  if (!isObject(connection)) return undefined;
+  const latency = objectAt(connection, 'status', 'latency');
+  const text = latency && stringField(latency, 'timestamp');
+  if (!text) return undefined;
+  const at = Date.parse(text);
+  return Number.isFinite(at) && at > 0 ? { text, at } : undefined;
+}
+
+/**
+ * When a Connection's heartbeat went silent past the bound (the epoch ms of its last one), else undefined: judged by
+ * whoever watches the rewrites (view/connection-heartbeats.ts); without a judge, `status.value` alone decides.
+ */
+export type HeartbeatJudge = (ref: string, connection: JsonObject) => number | undefined;
+
+/**
+ * Connections by peer. Liqo may hold several for one peer (a gateway server and a client, or one per tunnel since
+ * multi-interface gateways, 557c199c): the peer counts as up only while every one of them is `Connected` with a
+ * heartbeat that is not stale, and otherwise takes the state of the first one that is not Connected, else the first
+ * stale one (in `namespace/name` order, so the detail is stable).
+ */
+export function tunnelStates(connections: Iterable<unknown>, judge?: HeartbeatJudge): TunnelStates {
+  const byPeer = new Map<string, { ref: string; value: string; silentSince: number | undefined }[]>();
   let index = 0;
   for (const connection of connections) {
     index++;
@@ -152,20 +224,28 @@ export function tunnelStates(connections: Iterable<unknown>): TunnelStates {
     const peer = labelOf(connection, REMOTE_CLUSTER_LABEL);
     if (peer === undefined) continue;
     const status = objectAt(connection, 'status');
-    const entry = { ref: refOf(connection, String(index)), value: (status && stringField(status, 'value')) ?? '' };
+    const ref = refOf(connection, String(index));
+    const value = (status && stringField(status, 'value')) ?? '';
+    const entry = { ref, value, silentSince: value === TUNNEL_CONNECTED ? judge?.(ref, connection) : undefined };
     const list = byPeer.get(peer);
     if (list === undefined) byPeer.set(peer, [entry]); else list.push(entry);
   }
-  const states = new Map<string, string>();
+  const states = new Map<string, TunnelState>();
   for (const [peer, list] of byPeer) {
-    const down = list.filter((entry) => entry.value !== TUNNEL_CONNECTED).sort(byRef);
-    states.set(peer, down[0]?.value ?? TUNNEL_CONNECTED);
+    const sorted = list.sort(byRef);
+    const down = sorted.find((entry) => entry.value !== TUNNEL_CONNECTED);
+    const stale = sorted.find((entry) => entry.silentSince !== undefined);
+    states.set(peer, down !== undefined
+      ? { up: false, reason: 'tunnel-down', value: down.value }
+      : stale?.silentSince !== undefined
+        ? { up: false, reason: 'connection-stale', value: TUNNEL_CONNECTED, connection: stale.ref, lastHeartbeat: stale.silentSince }
+        : TUNNEL_UP);
   }
   return states;
 }
 
 /** The tunnel states by peer cluster ID, in ID order: how `/debug/pairs` and `--explain` list them. */
-export function sortedTunnels(tunnels: TunnelStates): [peer: string, state: string][] {
+export function sortedTunnels(tunnels: TunnelStates): [peer: string, state: TunnelState][] {
   return [...tunnels].sort(([a], [b]) => compareText(a, b));
 }
 

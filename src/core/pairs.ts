@@ -2,14 +2,14 @@
 import { hasHostBits, overlaps, parseCidr, type Cidr } from './cidr.ts';
 import { ipv4, ipv6 } from './ip.ts';
 import type { ForeignClusterConnection, SideNetworking } from './fcc.ts';
-import { localOverlap, NO_LEAF_VIEWS, TUNNEL_CONNECTED, type LeafViews, type TunnelStates } from './leaf-views.ts';
+import { localOverlap, NO_LEAF_VIEWS, tunnelDown, type LeafViews, type TunnelState, type TunnelStates } from './leaf-views.ts';
 
 export type UnusableReason =
-  | 'not-connected' | 'tunnel-down' | 'invalid-cidr' | 'family-mismatch'
+  | 'not-connected' | 'tunnel-down' | 'connection-stale' | 'invalid-cidr' | 'family-mismatch'
   | 'prefix-mismatch' | 'conflict' | 'chain' | 'local-overlap' | 'not-this-cluster';
 
 export const UNUSABLE_REASONS: readonly UnusableReason[] = [
-  'not-connected', 'tunnel-down', 'invalid-cidr', 'family-mismatch',
+  'not-connected', 'tunnel-down', 'connection-stale', 'invalid-cidr', 'family-mismatch',
   'prefix-mismatch', 'conflict', 'chain', 'local-overlap', 'not-this-cluster',
 ];
 
@@ -32,7 +32,7 @@ export interface LeafState {
   readonly views: LeafViews;
 }
 
-const NOTHING_KNOWN: LeafState = Object.freeze({ tunnels: new Map<string, string>(), views: NO_LEAF_VIEWS });
+const NOTHING_KNOWN: LeafState = Object.freeze({ tunnels: new Map<string, TunnelState>(), views: NO_LEAF_VIEWS });
 
 type Candidate = { readonly fcc: ForeignClusterConnection; readonly pair: ShortcutPair };
 
@@ -74,10 +74,8 @@ function candidate(fcc: ForeignClusterConnection, clusterId: string, leaf: LeafS
   if (local === undefined) return notThisCluster(fcc, clusterId);
   const { peer, side, label } = local;
   if (!fcc.isConnected) return unusable(fcc.ref, peer, 'not-connected', `status.isConnected is not true (phase ${fcc.phase ?? 'unset'})`);
-  const tunnel = leaf.tunnels.get(peer);
-  if (tunnel !== undefined && tunnel !== TUNNEL_CONNECTED) {
-    return unusable(fcc.ref, peer, 'tunnel-down', `the leaf's Liqo Connection to ${peer} is ${tunnel || 'without status'}, not Connected`);
-  }
+  const down = tunnelDown(peer, leaf.tunnels.get(peer));
+  if (down !== undefined) return unusable(fcc.ref, peer, down.reason, down.detail);
   const where = `status.foreignCluster${label}Networking`;
   const hubPrefix = strictCidr(side?.podCIDR, `${where}.podCIDR`);
   if (typeof hubPrefix === 'string') return unusable(fcc.ref, peer, 'invalid-cidr', hubPrefix);

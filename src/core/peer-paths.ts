@@ -4,6 +4,7 @@
 // Liqo's direct connections repaired or direct (§9); else `hub`, with the reason of the path that names it.
 import { peerDirectConnections } from './direct-connections.ts';
 import { localStates } from './local-clusters.ts';
+import { tunnelWord } from './leaf-views.ts';
 import type { DirectNetwork } from './hub-resolution.ts';
 import type { Snapshot } from './snapshot.ts';
 
@@ -15,7 +16,7 @@ export interface PeerPathState {
   /** `direct`, or the contract's reason the peer's traffic goes through the hub (tunnel-down, local-overlap, ...). */
   readonly reason: string;
   readonly detail: string;
-  /** The leaf's Liqo Connection state to the peer, where it has one. */
+  /** The leaf's Liqo Connection state to the peer (its `status.value`, or `connection-stale`), where it has one. */
   readonly connection: string | undefined;
 }
 
@@ -41,6 +42,11 @@ interface Candidate {
  */
 export function peerDirectNetworks(snapshot: Snapshot, clusterId: string | undefined): readonly DirectNetwork[] {
   return clusterId === undefined ? snapshot.directNetworks : snapshot.directNetworks.filter((network) => network.peer !== clusterId);
+}
+
+function connectionWord(snapshot: Snapshot, peer: string): string | undefined {
+  const tunnel = snapshot.tunnels.get(peer);
+  return tunnel === undefined ? undefined : tunnelWord(tunnel);
 }
 
 /** One state per peer the view names, in ID order; the leaf itself and FCCs between other clusters are left out. */
@@ -71,6 +77,6 @@ export function peerPaths(snapshot: Snapshot, clusterId: string | undefined): Pe
     const fixable = list.find((candidate) => FIXABLE_REASONS.has(candidate.reason));
     // Direct wins, but a fixable reason of another path is still said: its Services do not take the direct network.
     const chosen = direct !== undefined && fixable === undefined ? direct : fixable ?? direct ?? list[0];
-    return { peer, path: chosen?.path ?? 'hub', reason: chosen?.reason ?? 'no-shortcut', detail: chosen?.detail ?? '', connection: snapshot.tunnels.get(peer) };
+    return { peer, path: chosen?.path ?? 'hub', reason: chosen?.reason ?? 'no-shortcut', detail: chosen?.detail ?? '', connection: connectionWord(snapshot, peer) };
   });
 }

@@ -36,7 +36,7 @@ export interface AnnotationEdit {
  *   `no-fcc` would point its user at something it does not need);
  * - `no-pair`: FCCs name the cluster, but no usable pair's source holds the address;
  * - the stock path's reasons (hub-resolution.ts) for an address in the leaf's view of the hub's external CIDR:
- *   `hub-external`, `no-hub-ip`, `no-peer`, `no-shortcut`, `tunnel-down`.
+ *   `hub-external`, `no-hub-ip`, `no-peer`, `no-shortcut`, `tunnel-down`, `connection-stale`.
  */
 export type UntouchedReason = 'not-canonical' | 'no-fcc' | 'not-hub-external' | 'no-pair' | StockReason;
 
@@ -169,6 +169,7 @@ export function podOf(endpoint: JsonObject): PodRef | undefined {
 function noneUntouched(): Record<UntouchedReason, number> {
   return {
     'not-canonical': 0, 'no-fcc': 0, 'not-hub-external': 0, 'no-pair': 0, 'hub-external': 0, 'no-hub-ip': 0, 'no-peer': 0, 'no-shortcut': 0, 'tunnel-down': 0,
+    'connection-stale': 0,
   };
 }
 

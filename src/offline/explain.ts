@@ -2,7 +2,7 @@
 // the leaf's and the hub's Liqo objects the decisions read.
 import { containsAddress, type Cidr } from '../core/cidr.ts';
 import type { ForeignClusterConnection } from '../core/fcc.ts';
-import { sortedTunnels } from '../core/leaf-views.ts';
+import { sortedTunnels, tunnelText, tunnelWord } from '../core/leaf-views.ts';
 import { localClusters, viewNotes } from '../core/local-clusters.ts';
 import { describeState, hubPrefixFor, type PairState } from '../core/pairs.ts';
 import type { AddressTrace } from '../core/rewrite.ts';
@@ -34,8 +34,11 @@ function cidrTexts(cidrs: readonly Cidr[]): string {
   return cidrs.length === 0 ? '-' : cidrs.map((cidr) => cidr.text).join(',');
 }
 
-/** The leaf's Liqo objects given with --shortcuts, as the decisions above read them; nothing when none were given. */
-function leafTables(snapshot: Snapshot): string[] {
+/**
+ * The leaf's Liqo objects given with --shortcuts, as the decisions above read them; nothing when none were given.
+ * `now` dates a stale Connection's last heartbeat.
+ */
+function leafTables(snapshot: Snapshot, now: number): string[] {
   const lines: string[] = [];
   const { configurations } = snapshot.views;
   if (configurations.length > 0) {
@@ -53,7 +56,7 @@ function leafTables(snapshot: Snapshot): string[] {
   }
   if (snapshot.tunnels.size > 0) {
     lines.push('', 'Liqo Connections of the leaf (a shortcut is used only while all of its peer\'s are Connected):', ...table(
-      ['PEER', 'STATE'], sortedTunnels(snapshot.tunnels).map(([peer, state]) => [peer, state || '(no status)']),
+      ['PEER', 'STATE'], sortedTunnels(snapshot.tunnels).map(([peer, state]) => [peer, tunnelText(state, now)]),
     ));
   }
   return lines;
@@ -149,7 +152,7 @@ function pairColumn(snapshot: Snapshot, traces: readonly AddressTrace[]): string
   return snapshot.fccs.length > 0 ? 'FCC OR HUB IP' : 'HUB IP';
 }
 
-export function explain(results: readonly DocumentResult[], snapshot: Snapshot, clusterId: string | undefined): string {
+export function explain(results: readonly DocumentResult[], snapshot: Snapshot, clusterId: string | undefined, now = Date.now()): string {
   const fccs = new Map(snapshot.fccs.map((fcc) => [fcc.ref, fcc]));
   const lines: string[] = [];
   const clusters: string[] = [];
@@ -182,7 +185,7 @@ export function explain(results: readonly DocumentResult[], snapshot: Snapshot, 
     if (notes.size > 0) lines.push('', ...notes);
   }
   else for (const cluster of clusters) lines.push('', `FCC states for cluster ${cluster}:`, ...stateTable(snapshot, cluster));
-  lines.push(...leafTables(snapshot));
+  lines.push(...leafTables(snapshot, now));
   return `${lines.join('\n').replace(/^\n/, '')}\n`;
 }
 
@@ -271,7 +274,7 @@ export interface Explanation {
   readonly fccs: readonly FccExplanation[];
   readonly notes: readonly string[];
   /** The leaf's Liqo Connections, by peer: the state a shortcut to that peer needs to be Connected. */
-  readonly peers: readonly { readonly peer: string; readonly state: string }[];
+  readonly peers: readonly { readonly peer: string; readonly state: string; readonly lastHeartbeat?: string }[];
 }
 
 export function explainJson(results: readonly DocumentResult[], snapshot: Snapshot, clusterId: string | undefined): Explanation {
@@ -314,7 +317,9 @@ export function explainJson(results: readonly DocumentResult[], snapshot: Snapsh
       peer: (state.usable ? state.pair.peer : state.peer) ?? null, detail: describeState(state),
     }))),
     notes: clusters.flatMap((cluster) => viewNotes(snapshot, cluster, true)),
-    peers: sortedTunnels(snapshot.tunnels).map(([peer, state]) => ({ peer, state: state || '(no status)' })),
+    peers: sortedTunnels(snapshot.tunnels).map(([peer, state]) => ({
+      peer, state: tunnelWord(state), ...(!state.up && state.reason === 'connection-stale' ? { lastHeartbeat: new Date(state.lastHeartbeat).toISOString() } : {}),
+    })),
   };
 }
 

@@ -8,7 +8,7 @@ import { peerDirectConnections } from '../core/direct-connections.ts';
 import { asEndpointSlice, sliceName } from '../core/endpoint-slice.ts';
 import { containsAddress } from '../core/cidr.ts';
 import { directNetworkTo } from '../core/hub-resolution.ts';
-import { TUNNEL_CONNECTED } from '../core/leaf-views.ts';
+import { tunnelText } from '../core/leaf-views.ts';
 import { isObject, objectAt, stringField } from '../core/json.ts';
 import { compareText } from '../core/object-name.ts';
 import type { ForeignClusterConnection } from '../core/fcc.ts';
@@ -97,7 +97,7 @@ function liqoMapped(snapshot: Snapshot, address: string, origin: string | undefi
   const view = snapshot.views.remotePods.find((entry) => entry.cluster !== undefined && entry.cluster !== origin && containsAddress(entry.cidr, address));
   if (view?.cluster === undefined) return undefined;
   const tunnel = snapshot.tunnels.get(view.cluster);
-  return { peer: view.cluster, path: tunnel === undefined || tunnel === TUNNEL_CONNECTED ? 'direct' : 'none' };
+  return { peer: view.cluster, path: tunnel === undefined || tunnel.up ? 'direct' : 'none' };
 }
 
 function peerOfState(state: PairState): string | undefined {
@@ -142,6 +142,8 @@ export interface ObjectStatus {
 
 export interface StatusOptions {
   readonly clusterId?: string | undefined;
+  /** Epoch ms: how old a stale Connection's last heartbeat is (default the wall clock). */
+  readonly now?: number;
 }
 
 /**
@@ -430,6 +432,7 @@ export class StatusFold {
       const tally = this.peers.get(peer) ?? newTally();
       const own = connections.filter((c) => c.peer === peer);
       const shadow = direct.get(peer);
+      const tunnel = snapshot.tunnels.get(peer);
       const namedByHub = snapshot.hub.known && snapshot.hub.configurations.some((c) => c.remoteCluster === peer);
       return {
         peer,
@@ -442,7 +445,7 @@ export class StatusFold {
           directConnections: shadow === undefined ? null : shadow.reason === null ? shadow.state : `${shadow.state}: ${shadow.reason}`,
         },
         connections: own,
-        connection: snapshot.tunnels.get(peer) ?? null,
+        connection: tunnel === undefined ? null : tunnelText(tunnel, this.options.now ?? Date.now()),
         since: own.flatMap((c) => c.since ?? []).sort().at(-1) ?? null,
         counts: countsJson(tally),
       };

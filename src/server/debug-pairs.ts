@@ -1,7 +1,7 @@
 // The body of /debug/pairs: what the snapshot makes of every FCC, per local cluster, as JSON.
 import type { Cidr } from '../core/cidr.ts';
 import { peerDirectConnections, type PeerDirectConnections } from '../core/direct-connections.ts';
-import { sortedTunnels } from '../core/leaf-views.ts';
+import { sortedTunnels, tunnelWord } from '../core/leaf-views.ts';
 import { peerDirectNetworks } from '../core/peer-paths.ts';
 import { localClusters, statesOf, viewNotes } from '../core/local-clusters.ts';
 import type { Snapshot } from '../core/snapshot.ts';
@@ -147,7 +147,7 @@ export function debugPairs({ snapshot, clusterId, synced, lastSync, sources }: D
       }
       : { known: false, why: withoutPaths(snapshot.hub.why) },
     leaf: {
-      connections: Object.fromEntries(sortedTunnels(snapshot.tunnels)),
+      connections: Object.fromEntries(sortedTunnels(snapshot.tunnels).map(([peer, state]) => [peer, tunnelWord(state)])),
       configurations: snapshot.views.configurations.map((c) => ({
         configuration: c.ref, peer: c.remoteCluster ?? null,
         ownPodCIDRs: texts(c.localPod), peerPodCIDRs: texts(c.remotePod), peerExternalCIDRs: texts(c.remoteExternal),

@@ -3,7 +3,7 @@
 // with the clock the same code reads.
 
 export interface TimeSource {
-  /** Epoch milliseconds. */
+  /** Milliseconds: epoch ms for realTime, an arbitrary origin for monotonicTime. */
   now(): number;
   /** Calls `callback` once, `ms` from now; the function returned cancels it. */
   after(ms: number, callback: () => void): () => void;
@@ -17,4 +17,13 @@ export const realTime: TimeSource = {
     timer.unref();
     return () => clearTimeout(timer);
   },
+};
+
+/**
+ * performance.now and setTimeout: a clock that a step of the wall clock does not move, for silences timed by the
+ * product itself (a Connection's heartbeat). The timers are unref'd likewise.
+ */
+export const monotonicTime: TimeSource = {
+  now: () => performance.now(),
+  after: realTime.after,
 };

@@ -5,11 +5,14 @@
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { decodeFcc, FCC_GROUP, FCC_PLURAL, FCC_VERSION, type ForeignClusterConnection } from '../core/fcc.ts';
 import { isObject } from '../core/json.ts';
-import { CONFIGURATION_PLURAL, CONNECTION_PLURAL, decodeConfiguration, tunnelStates, type LiqoConfiguration } from '../core/leaf-views.ts';
+import { CONFIGURATION_PLURAL, CONNECTION_PLURAL, decodeConfiguration, type LiqoConfiguration } from '../core/leaf-views.ts';
 import { OPTIONAL_RESOURCE_BACKOFF, type BackoffOptions } from '../util/backoff.ts';
+import { CONNECTION_STALE_AFTER_MS } from '../config.ts';
 import type { Logger } from '../log.ts';
+import type { TimeSource } from '../util/time-source.ts';
 import { readListPage } from '../kube/client.ts';
 import { earliestFailure, keepObject, ListWatch, type SourceFailure } from './list-watch.ts';
+import { ConnectionHeartbeats } from './connection-heartbeats.ts';
 import { HubIpamSource } from './hub-source.ts';
 import type { SnapshotStore } from './shortcut-view.ts';
 
@@ -28,6 +31,10 @@ export interface ClusterSourceOptions {
   readonly watchTimeoutSeconds?: number;
   /** How long the FCCs wait at start for the optional parts' first lists to settle (default 10 s). */
   readonly startupPatienceMs?: number;
+  /** A Connected Connection whose heartbeat is silent this long is down (`connection-stale`); 0 turns it off. */
+  readonly connectionStaleAfterMs?: number;
+  /** The heartbeats' monotonic clock and timers, and the wall clock (tests move both by hand). */
+  readonly heartbeatTime?: { readonly monotonic: TimeSource; readonly wallClock: () => number };
 }
 
 /** A Liqo resource of the leaf that may not be served there (no Liqo networking, or no right to read it). */
@@ -48,6 +55,7 @@ export class ClusterShortcutSource {
   private readonly decodedFccs = new WeakMap<object, ForeignClusterConnection>();
 
   private readonly startupPatienceMs: number;
+  private readonly heartbeats: ConnectionHeartbeats;
 
   constructor(options: ClusterSourceOptions) {
     this.startupPatienceMs = options.startupPatienceMs ?? 10_000;
@@ -91,6 +99,10 @@ export class ClusterShortcutSource {
       },
     });
     this.hub = options.hubConfig === undefined ? undefined : new HubIpamSource({ ...common, store, config: options.hubConfig });
+    this.heartbeats = new ConnectionHeartbeats({
+      staleAfterMs: options.connectionStaleAfterMs ?? CONNECTION_STALE_AFTER_MS, logger, publish: (tunnels) => store.publishTunnels(tunnels),
+      ...(options.heartbeatTime === undefined ? {} : { time: options.heartbeatTime.monotonic, wallClock: options.heartbeatTime.wallClock }),
+    });
     const { localConfig } = options;
     if (localConfig === undefined) {
       logger.info('no local cluster API: FCCs alone decide whether a shortcut is up, and no local-overlap is checked');
@@ -100,7 +112,7 @@ export class ClusterShortcutSource {
     const resources: readonly LeafResource[] = [
       {
         plural: CONNECTION_PLURAL,
-        publish: (objects) => store.publishTunnels(tunnelStates(objects.values())),
+        publish: (objects) => this.heartbeats.observe(objects),
         missing: 'no Liqo Connections to read on this cluster: FCCs alone decide whether a shortcut is up',
       },
       {
@@ -209,6 +221,7 @@ export class ClusterShortcutSource {
   }
 
   async stop(): Promise<void> {
+    this.heartbeats.stop();
     await Promise.all([this.fccs.stop(), ...this.leafWatches.map((watch) => watch.stop()), this.hub?.stop()]);
   }
 }

@@ -1,6 +1,6 @@
 // The read side of the shortcut view, shared by every source: the current snapshot, swapped whole by reference.
 import { sameFcc, type ForeignClusterConnection } from '../core/fcc.ts';
-import { sameConfigurations, type LiqoConfiguration, type TunnelStates } from '../core/leaf-views.ts';
+import { sameConfigurations, sameTunnel, type LiqoConfiguration, type TunnelStates } from '../core/leaf-views.ts';
 import { sameHubIp, type HubIp } from '../core/hub-ipam.ts';
 import { HUB_NOT_READ, type HubIpam } from '../core/hub-resolution.ts';
 import { buildSnapshot, type Snapshot } from '../core/snapshot.ts';
@@ -61,7 +61,10 @@ export function sameHub(a: HubIpam, b: HubIpam): boolean {
 
 function sameTunnels(a: TunnelStates, b: TunnelStates): boolean {
   if (a.size !== b.size) return false;
-  for (const [peer, state] of a) if (b.get(peer) !== state) return false;
+  for (const [peer, state] of a) {
+    const other = b.get(peer);
+    if (other === undefined || !sameTunnel(state, other)) return false;
+  }
   return true;
 }
 

@@ -61,6 +61,8 @@ const usage: readonly [string, readonly string[], RegExp][] = [
   ['serve with a bad port', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--port', '70000'], /port/],
   ['serve with a bad resync interval', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--resync-interval', 'soon'], /resync-interval/],
   ['serve with a bad stale bound', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--stale-view-after', 'a while'], /stale-view-after/],
+  ['serve with a heartbeat bound under a second', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--connection-stale-after', '500ms'], /connection-stale-after 500ms: expected a duration of at least 1s/],
+  ['status with a bad heartbeat bound', ['status', '--connection-stale-after', 'soon'], /connection-stale-after soon/],
   ['serve with a bad log level', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--log-level', 'loud'], /log-level/],
   ['serve with no patches in flight', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--max-concurrent-patches', '0'], /max-concurrent-patches 0: expected a whole number from 1 to 64/],
   ['serve with a fractional patch rate', ['serve', '--tls-cert', 'c', '--tls-key', 'k', '--max-patches-per-second', '2.5'], /max-patches-per-second/],
@@ -94,7 +96,7 @@ test('serve --help lists every flag with its environment variable', async () => 
   const run = await runCli(['serve', '--help']);
   for (const flag of ['host', 'port', 'ops-port', 'tls-cert', 'tls-key', 'cluster-id', 'shortcuts', 'kubeconfig',
     'shortcuts-kubeconfig', 'shortcuts-namespace', 'no-controller', 'resync-interval', 'max-concurrent-patches', 'max-patches-per-second',
-    'stale-view-after', 'log-level']) {
+    'stale-view-after', 'connection-stale-after', 'log-level']) {
     assert.match(run.stdout, new RegExp(`--${flag}\\b`));
     assert.match(run.stdout, new RegExp(`SHORTCUT_WEBHOOK_${flag.toUpperCase().replaceAll('-', '_')}\\b`));
   }
@@ -329,6 +331,19 @@ test('--stale-view-after: 60s by default, its variable, 0 for never, and the fla
   assert.equal(stale([]), 60_000);
   assert.equal(stale([], { SHORTCUT_WEBHOOK_STALE_VIEW_AFTER: '2m' }), 120_000);
   assert.equal(stale(['--stale-view-after', '0'], { SHORTCUT_WEBHOOK_STALE_VIEW_AFTER: '2m' }), 0);
+});
+
+test('--connection-stale-after: 30s by default, its variable, 0 for off, the flag wins, and status and explain read it too', () => {
+  const bound = (command: 'serve' | 'status' | 'explain', argv: readonly string[], env: NodeJS.ProcessEnv = {}) => {
+    const parsed = parseCommand([command, ...argv, ...(command === 'explain' ? ['web'] : [])], env);
+    assert.ok(parsed.kind === command);
+    return parsed.config.connectionStaleAfterMs;
+  };
+  assert.equal(bound('serve', []), 30_000);
+  assert.equal(bound('serve', [], { SHORTCUT_WEBHOOK_CONNECTION_STALE_AFTER: '1m' }), 60_000);
+  assert.equal(bound('serve', ['--connection-stale-after', '0'], { SHORTCUT_WEBHOOK_CONNECTION_STALE_AFTER: '1m' }), 0);
+  assert.equal(bound('status', [], { SHORTCUT_WEBHOOK_CONNECTION_STALE_AFTER: '45s' }), 45_000);
+  assert.equal(bound('explain', ['--connection-stale-after', '5s']), 5000);
 });
 
 test('SHORTCUT_WEBHOOK_EXPLAIN turns on --explain', async () => {

@@ -9,7 +9,7 @@ import { EventRecorder, peerObject } from '../../src/kube/events.ts';
 import { createLogger } from '../../src/log.ts';
 import { Metrics } from '../../src/metrics.ts';
 import { SnapshotStore } from '../../src/view/shortcut-view.ts';
-import { configurationObject, fcc } from '../support/builders.ts';
+import { configurationObject, fcc, tunnelValues } from '../support/builders.ts';
 import { directWorldParts } from '../support/direct-world.ts';
 import { startKubeApiServer, type KubeApiServer, type ResourceDefinition } from '../support/kube-api-server.ts';
 import { waitFor, within } from '../support/wait-for.ts';
@@ -36,7 +36,7 @@ async function world(options: { leader?: () => boolean } = {}) {
     isLeader: options.leader ?? (() => true), regarding: (peer) => peerObject(config, peer, undefined), now: () => clock });
   const store = new SnapshotStore();
   store.subscribe((snapshot) => peers.observe(snapshot));
-  const tunnel = (state: string) => store.publishTunnels(new Map([['cluster3', state]]));
+  const tunnel = (state: string) => store.publishTunnels(tunnelValues([['cluster3', state]]));
   tunnel('Connected');
   store.publishFccs([fcc({ a: 'cluster2', b: 'cluster3' })]);
   const events = () => server.list({ apiVersion: 'events.k8s.io/v1', kind: 'Event' }) as unknown as StoredEvent[];
@@ -71,6 +71,23 @@ test('a direct network lost is one Warning Event on the peer\'s Connection, with
     w.peers.passDone({ startedAt: back, endedAt: w.advance(1000), patched: 412 });
     await waitFor(() => w.events().some((e) => e.reason === 'DirectNetworkRestored' && e.type === 'Normal'), { description: 'restored' });
     assert.match(await w.metrics.registry.metrics(), /shortcut_webhook_failover_seconds_count\{direction="to-direct"\} 1/);
+  } finally {
+    await close(w);
+  }
+});
+
+test('a gateway that stopped reporting is a direct network lost: the Event says so and since when, and peer_path carries connection-stale', async () => {
+  const w = await world();
+  try {
+    const observedAt = w.now();
+    const lastHeartbeat = Date.parse('2026-11-28T12:00:00Z');
+    w.store.publishTunnels(new Map([['cluster3', { up: false, reason: 'connection-stale', value: 'Connected', connection: 'liqo-tenant-cluster3/cluster3', lastHeartbeat }]]));
+    assert.match(await w.metrics.registry.metrics(), /shortcut_webhook_peer_path\{peer="cluster3",path="hub",reason="connection-stale",connection="connection-stale"\} 1/);
+    w.peers.passDone({ startedAt: observedAt, endedAt: w.advance(1200), patched: 7 });
+    const [event] = await waitFor(() => (w.events().length === 1 ? w.events() : undefined), { description: 'the Event' });
+    assert.equal(event?.reason, 'DirectNetworkLost');
+    assert.match(event?.note ?? '', /^traffic to cluster3 goes through the hub \(connection-stale: FCC liqo\/cluster2-cluster3: the leaf's Liqo Connection liqo-tenant-cluster3\/cluster3 to cluster3 reads Connected, but its gateway stopped reporting: no heartbeat since 2026-11-28T12:00:00\.000Z\); 7 stored objects patched in 1\.2 s$/);
+    assert.match(await w.metrics.registry.metrics(), /shortcut_webhook_failover_seconds_count\{direction="to-hub"\} 1/);
   } finally {
     await close(w);
   }
@@ -231,8 +248,8 @@ test('a setting that keeps the shortcut from being used is one ShortcutUnusable 
     assert.match(await w.metrics.registry.metrics(), /shortcut_webhook_peer_path\{peer="cluster3",path="hub",reason="prefix-mismatch",connection="Connected"\} 1/);
     await waitFor(() => w.recorded() === 1, { description: 'the ShortcutUnusable recorded' });
     // New views that change nothing of cluster3's state: no new Warning.
-    w.store.publishTunnels(new Map([['cluster3', 'Connected'], ['cluster9', 'Connected']]));
-    w.store.publishTunnels(new Map([['cluster3', 'Connected'], ['cluster9', 'Error']]));
+    w.store.publishTunnels(tunnelValues([['cluster3', 'Connected'], ['cluster9', 'Connected']]));
+    w.store.publishTunnels(tunnelValues([['cluster3', 'Connected'], ['cluster9', 'Error']]));
     // Then a transition, whose Event is asked for last.
     const at = w.now();
     w.store.publishFccs([fcc()]);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseCidr, type Cidr } from '../../src/core/cidr.ts';
 import {
-  decodeConfiguration, isConfigurationObject, isConnectionObject, leafViews, localOverlap, sameConfigurations, tunnelStates,
+  connectionHeartbeat, decodeConfiguration, isConfigurationObject, isConnectionObject, leafViews, localOverlap, sameConfigurations, tunnelDown, tunnelStates, tunnelText, tunnelWord,
 } from '../../src/core/leaf-views.ts';
 import { configurationObject, connectionObject } from '../support/builders.ts';
 
@@ -53,20 +53,20 @@ test('a peer counts as up only while every one of its Connections is Connected',
     connectionObject('cluster4', 'Connected'), connectionObject('cluster4', 'Connected', 'gw-cluster4-b'),
     connectionObject('cluster5', 'Connecting'),
   ]);
-  assert.deepEqual([...states].sort(), [['cluster3', 'Error'], ['cluster4', 'Connected'], ['cluster5', 'Connecting']]);
+  assert.deepEqual([...states].map(([peer, state]) => [peer, state.value]).sort(), [['cluster3', 'Error'], ['cluster4', 'Connected'], ['cluster5', 'Connecting']]);
 });
 
 test('with several down, the state is the first one\'s by namespace/name, whatever the order listed', () => {
   const x = connectionObject('cluster3', 'Connecting', 'gw-a');
   const y = connectionObject('cluster3', 'Error', 'gw-b');
-  assert.equal(tunnelStates([x, y]).get('cluster3'), 'Connecting');
-  assert.equal(tunnelStates([y, x]).get('cluster3'), 'Connecting');
+  assert.equal(tunnelStates([x, y]).get('cluster3')?.value, 'Connecting');
+  assert.equal(tunnelStates([y, x]).get('cluster3')?.value, 'Connecting');
 });
 
 test('a Connection without status counts as down; one without the peer label is not anyone\'s', () => {
   const { status: _status, ...noStatus } = connectionObject('cluster3', 'Connected');
   const unlabelled = { ...connectionObject('cluster4', 'Error'), metadata: { name: 'gw', namespace: 'liqo' } };
-  assert.deepEqual([...tunnelStates([noStatus, unlabelled, 'junk', null])], [['cluster3', '']]);
+  assert.deepEqual([...tunnelStates([noStatus, unlabelled, 'junk', null])].map(([peer, state]) => [peer, state.up, state.value]), [['cluster3', false, '']]);
 });
 
 const views = leafViews([
@@ -158,6 +158,36 @@ test('Configurations differ when any field read differs: name, peer, or any of t
 test('with three Connections down listed in reverse order, the first by namespace/name decides', () => {
   const down = [connectionObject('cluster3', 'Error', 'gw-c'), connectionObject('cluster3', 'Connecting', 'gw-b'),
     connectionObject('cluster3', 'Pending', 'gw-a')];
-  assert.equal(tunnelStates(down).get('cluster3'), 'Pending');
-  assert.equal(tunnelStates([...down].reverse()).get('cluster3'), 'Pending');
+  assert.equal(tunnelStates(down).get('cluster3')?.value, 'Pending');
+  assert.equal(tunnelStates([...down].reverse()).get('cluster3')?.value, 'Pending');
+});
+
+test('a Connected Connection the judge finds silent makes its peer connection-stale, after any Connection not Connected', () => {
+  const lastHeartbeat = Date.parse('2026-11-28T12:00:00Z');
+  const silent = (ref: string) => (ref === 'liqo-tenant-cluster3/gw-cluster3' ? lastHeartbeat : undefined);
+  const stale = tunnelStates([connectionObject('cluster3', 'Connected'), connectionObject('cluster3', 'Connected', 'gw-cluster3-b')], silent);
+  assert.deepEqual(stale.get('cluster3'), { up: false, reason: 'connection-stale', value: 'Connected', connection: 'liqo-tenant-cluster3/gw-cluster3', lastHeartbeat });
+  const state = stale.get('cluster3');
+  assert.ok(state !== undefined);
+  assert.equal(tunnelWord(state), 'connection-stale');
+  assert.equal(tunnelText(state, lastHeartbeat + 95_400), 'connection-stale (last heartbeat 95s ago, 2026-11-28T12:00:00.000Z)');
+  assert.deepEqual(tunnelDown('cluster3', state), {
+    reason: 'connection-stale',
+    detail: 'the leaf\'s Liqo Connection liqo-tenant-cluster3/gw-cluster3 to cluster3 reads Connected, but its gateway stopped reporting: no heartbeat since 2026-11-28T12:00:00.000Z',
+  });
+  // A value not Connected says more: the tunnel is down whatever the heartbeats.
+  const down = tunnelStates([connectionObject('cluster3', 'Connected'), connectionObject('cluster3', 'Error', 'gw-cluster3-b', null)], silent);
+  assert.deepEqual(down.get('cluster3'), { up: false, reason: 'tunnel-down', value: 'Error' });
+  // Without a judge (files, --connection-stale-after 0) the value alone decides.
+  assert.deepEqual(tunnelStates([connectionObject('cluster3', 'Connected', 'gw-cluster3', '2020-01-01T00:00:00Z')]).get('cluster3'), { up: true, value: 'Connected' });
+});
+
+test('the heartbeat is status.latency.timestamp; none for null, a zero time, junk or a Connection without latency', () => {
+  assert.deepEqual(connectionHeartbeat(connectionObject('cluster3', 'Connected', 'gw', '2026-11-28T12:00:05Z')), { text: '2026-11-28T12:00:05Z', at: Date.parse('2026-11-28T12:00:05Z') });
+  for (const timestamp of [null, '0001-01-01T00:00:00Z', 'yesterday', '']) {
+    const object = { ...connectionObject('cluster3', 'Connected', 'gw', '2026-11-28T12:00:05Z'), status: { value: 'Connected', latency: { value: 'N/A', timestamp } } };
+    assert.equal(connectionHeartbeat(object), undefined, String(timestamp));
+  }
+  assert.equal(connectionHeartbeat(connectionObject('cluster3', 'Connected', 'gw', null)), undefined);
+  assert.equal(connectionHeartbeat('junk'), undefined);
 });

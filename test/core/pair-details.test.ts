@@ -4,14 +4,14 @@ import { test } from 'node:test';
 import { decodeFcc } from '../../src/core/fcc.ts';
 import { NO_LEAF_VIEWS } from '../../src/core/leaf-views.ts';
 import { evaluatePairs, hubPrefixFor, UNUSABLE_REASONS, type PairState } from '../../src/core/pairs.ts';
-import { fcc, fccObject } from '../support/builders.ts';
+import { fcc, fccObject, tunnelValues } from '../support/builders.ts';
 
 function details(states: readonly PairState[]): string[] {
   return states.map((state) => (state.usable ? 'usable' : `${state.reason}: ${state.detail}`));
 }
 
 test('every unusable reason is listed once, for the pairs metric', () => {
-  assert.deepEqual([...UNUSABLE_REASONS], ['not-connected', 'tunnel-down', 'invalid-cidr', 'family-mismatch',
+  assert.deepEqual([...UNUSABLE_REASONS], ['not-connected', 'tunnel-down', 'connection-stale', 'invalid-cidr', 'family-mismatch',
     'prefix-mismatch', 'conflict', 'chain', 'local-overlap', 'not-this-cluster']);
 });
 
@@ -52,11 +52,11 @@ test('missing parts read as ? and unset, never as undefined', () => {
 });
 
 test('a tunnel that is not Connected is named with its state, or as without status', () => {
-  assert.deepEqual(details(evaluatePairs([fcc()], 'cluster2', { tunnels: new Map([['cluster3', 'Connecting']]), views: NO_LEAF_VIEWS }).states),
+  assert.deepEqual(details(evaluatePairs([fcc()], 'cluster2', { tunnels: tunnelValues([['cluster3', 'Connecting']]), views: NO_LEAF_VIEWS }).states),
     ["tunnel-down: the leaf's Liqo Connection to cluster3 is Connecting, not Connected"]);
-  assert.deepEqual(details(evaluatePairs([fcc()], 'cluster2', { tunnels: new Map([['cluster3', '']]), views: NO_LEAF_VIEWS }).states),
+  assert.deepEqual(details(evaluatePairs([fcc()], 'cluster2', { tunnels: tunnelValues([['cluster3', '']]), views: NO_LEAF_VIEWS }).states),
     ["tunnel-down: the leaf's Liqo Connection to cluster3 is without status, not Connected"]);
-  assert.deepEqual(details(evaluatePairs([fcc()], 'cluster2', { tunnels: new Map([['cluster3', 'Connected']]), views: NO_LEAF_VIEWS }).states), ['usable']);
+  assert.deepEqual(details(evaluatePairs([fcc()], 'cluster2', { tunnels: tunnelValues([['cluster3', 'Connected']]), views: NO_LEAF_VIEWS }).states), ['usable']);
 });
 
 test('conflicts and chains name the other FCC and both prefixes', () => {

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { evaluatePairs, type PairState } from '../../src/core/pairs.ts';
 import { decodeFcc } from '../../src/core/fcc.ts';
 import { decodeConfiguration, leafViews, NO_LEAF_VIEWS } from '../../src/core/leaf-views.ts';
-import { configurationObject, fcc, fccObject } from '../support/builders.ts';
+import { configurationObject, fcc, fccObject, tunnelValues } from '../support/builders.ts';
 
 function reasons(states: readonly PairState[]): string[] {
   return states.map((state) => (state.usable ? 'usable' : state.reason));
@@ -52,7 +52,7 @@ test('a CIDR with host bits set names the network it would have meant', () => {
 });
 
 test('a peer whose Connection is not Connected is tunnel-down, and one without a Connection is left to the FCC', () => {
-  const tunnels = new Map([['cluster3', 'Error'], ['cluster5', 'Connected']]);
+  const tunnels = tunnelValues([['cluster3', 'Error'], ['cluster5', 'Connected']]);
   const states = evaluatePairs([fcc(), fcc({ b: 'cluster4', aPod: '10.64.0.0/16', aRemapped: '10.62.0.0/16' }),
     fcc({ b: 'cluster5', aPod: '10.65.0.0/16', aRemapped: '10.66.0.0/16' })], 'cluster2', { tunnels, views: NO_LEAF_VIEWS }).states;
   assert.deepEqual(reasons(states), ['tunnel-down', 'usable', 'usable']);
@@ -237,7 +237,7 @@ test('a pair unusable for local-overlap is out before conflicts: a pair it overl
 
 test('tunnel-down and the FCC\'s own checks take precedence over local-overlap', () => {
   const own = { b: 'cluster4', aPod: '10.60.0.0/16', aRemapped: '10.64.0.0/16' };
-  assert.deepEqual(reasons(evaluatePairs([fcc(own)], 'cluster2', { views: cluster2Views, tunnels: new Map([['cluster4', 'Error']]) }).states), ['tunnel-down']);
+  assert.deepEqual(reasons(evaluatePairs([fcc(own)], 'cluster2', { views: cluster2Views, tunnels: tunnelValues([['cluster4', 'Error']]) }).states), ['tunnel-down']);
   assert.deepEqual(reasons(evaluatePairs([fcc({ ...own, aRemapped: '10.64.0.0/24' })], 'cluster2', { tunnels: new Map(), views: cluster2Views }).states), ['prefix-mismatch']);
 });
 

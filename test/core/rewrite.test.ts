@@ -64,7 +64,7 @@ for (const [name, cluster, input, snapshot, expected, flag] of examples) {
 
 /** Untouched counts with every reason the rewrite counts, the stock path's at zero unless given. */
 function counts(some: Partial<Record<UntouchedReason, number>>): Record<UntouchedReason, number> {
-  return { 'not-canonical': 0, 'no-fcc': 0, 'not-hub-external': 0, 'no-pair': 0, 'hub-external': 0, 'no-hub-ip': 0, 'no-peer': 0, 'no-shortcut': 0, 'tunnel-down': 0, ...some };
+  return { 'not-canonical': 0, 'no-fcc': 0, 'not-hub-external': 0, 'no-pair': 0, 'hub-external': 0, 'no-hub-ip': 0, 'no-peer': 0, 'no-shortcut': 0, 'tunnel-down': 0, 'connection-stale': 0, ...some };
 }
 
 test('worked example: the first row writes both annotations', () => {
@@ -367,5 +367,5 @@ test('hub-external holds an address in any of the hub\'s external blocks, not on
 
 test('UNTOUCHED_REASONS lists exactly the reasons a rewrite counts, in their order', () => {
   assert.deepEqual(UNTOUCHED_REASONS, Object.keys(rewrite(sliceObject()).untouched));
-  assert.deepEqual(UNTOUCHED_REASONS, ['not-canonical', 'no-fcc', 'not-hub-external', 'no-pair', 'hub-external', 'no-hub-ip', 'no-peer', 'no-shortcut', 'tunnel-down']);
+  assert.deepEqual(UNTOUCHED_REASONS, ['not-canonical', 'no-fcc', 'not-hub-external', 'no-pair', 'hub-external', 'no-hub-ip', 'no-peer', 'no-shortcut', 'tunnel-down', 'connection-stale']);
 });

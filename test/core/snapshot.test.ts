@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildSnapshot } from '../../src/core/snapshot.ts';
-import { fcc } from '../support/builders.ts';
+import { fcc, tunnelValues } from '../support/builders.ts';
 
 test('FCCs are sorted by reference and every named cluster is listed once, sorted', () => {
   const snapshot = buildSnapshot({ version: 7, fccs: [fcc({ name: 'z', a: 'cluster9', b: 'cluster1' }), fcc({ name: 'a' }),
@@ -36,6 +36,6 @@ test('statesFor gives every FCC in order, the ones not naming the cluster as not
 });
 
 test('tunnel states reach the evaluation: a peer whose Connection is down gives no pair', () => {
-  const snapshot = buildSnapshot({ version: 1, fccs: [fcc()], tunnels: new Map([['cluster3', 'Error']]) });
+  const snapshot = buildSnapshot({ version: 1, fccs: [fcc()], tunnels: tunnelValues([['cluster3', 'Error']]) });
   assert.deepEqual(snapshot.forCluster('cluster2').states.map((s) => s.usable ? 'usable' : s.reason), ['tunnel-down']);
 });

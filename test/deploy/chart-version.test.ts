@@ -14,7 +14,7 @@ const RELEASED: Readonly<Record<string, string>> = {
   '0.2.0': '207bafa279a365a9',
   '0.3.0': '9c50ebc4545281d2',
   '0.4.0': '368b705017115b3b',
-  '0.5.0': 'b829eced28f337c4',
+  '0.5.0': '66772e0602e1248d',
 };
 
 function files(dir: string): string[] {

@@ -492,6 +492,7 @@ describe('the chart with other values', () => {
       'ShortcutWebhookAdmissionErrors',
       'ShortcutWebhookDown',
       'ShortcutWebhookFailingOpen',
+      'ShortcutWebhookGatewayStale',
       'ShortcutWebhookPeerOnHubPath',
       'ShortcutWebhookSlowFailover',
       'ShortcutWebhookUnusableShortcuts',
@@ -500,6 +501,9 @@ describe('the chart with other values', () => {
     // Every path: the view's path per peer, whichever path (FCC, stock, direct connections) decided it.
     assert.match(stringAt(byName.get('ShortcutWebhookPeerOnHubPath'), 'expr'), /shortcut_webhook_peer_path\{[^}]*path="hub", connection="Connected"\}/);
     assert.equal(stringAt(byName.get('ShortcutWebhookPeerOnHubPath'), 'for'), '10m');
+    // A gateway that stopped reporting: the Connection's state as peer_path carries it.
+    assert.match(stringAt(byName.get('ShortcutWebhookGatewayStale'), 'expr'), /shortcut_webhook_peer_path\{[^}]*connection="connection-stale"\}/);
+    assert.equal(stringAt(byName.get('ShortcutWebhookGatewayStale'), 'for'), '1m');
     assert.match(stringAt(byName.get('ShortcutWebhookSlowFailover'), 'expr'), /shortcut_webhook_failover_seconds_bucket/);
     assert.match(stringAt(byName.get('ShortcutWebhookAdmissionErrors'), 'expr'), /shortcut_webhook_admission_requests_total\{[^}]*result="error"/);
     assert.match(stringAt(byName.get('ShortcutWebhookViewStale'), 'expr'), /time\(\) - max by \(namespace, pod\) \(shortcut_webhook_view_last_sync_timestamp_seconds/);
@@ -508,7 +512,7 @@ describe('the chart with other values', () => {
     assert.match(stringAt(byName.get('ShortcutWebhookFailingOpen'), 'expr'), /apiserver_admission_webhook_fail_open_count\{name="endpointslices\.shortcut-webhook\.liqo\.io"\}/);
     assert.match(stringAt(byName.get('ShortcutWebhookDown'), 'expr'), /up\{job="shortcut-webhook", namespace="shortcut-webhook"\}/);
     const templated = rules.filter((rule) => stringAt(rule, 'annotations.description').includes('{{ $'));
-    assert.equal(templated.length, 6, 'every alert with labels names them in its description');
+    assert.equal(templated.length, 7, 'every alert with labels names them in its description');
     const known = new Set([...webhookMetrics.keys(), ...apiServerMetrics.keys(), 'up']);
     for (const rule of rules) {
       const expr = stringAt(rule, 'expr');

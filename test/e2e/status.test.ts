@@ -17,13 +17,12 @@ import { kubernetesVersion } from './controlplane/build.ts';
 import { liqoVersion } from './liqo-writer/build.ts';
 import { startControlPlane, type ControlPlane } from './support/control-plane.ts';
 import type { KubeClient } from './support/kube-client.ts';
-import { seedDirectWorld, startShippedWebhook } from './support/direct-world.ts';
-import { shadowSlice, startLiqoWriter, type LiqoWriter } from './support/liqo.ts';
+import { seedDirectWorld, startShippedWebhook, webShadow } from './support/direct-world.ts';
+import { startLiqoWriter, type LiqoWriter } from './support/liqo.ts';
 import { skipReason } from './support/skip.ts';
 import { HubReflector } from './support/virtual-kubelet.ts';
 import { connectionPath, CONVERGE } from './support/world-paths.ts';
 
-const DATA = 'liqo.io/direct-connections-data';
 const skip = skipReason();
 
 describe(`status on real Kubernetes ${kubernetesVersion()} with Liqo ${liqoVersion()}'s writer and the webhook`, { skip }, () => {
@@ -65,10 +64,7 @@ describe(`status on real Kubernetes ${kubernetesVersion()} with Liqo ${liqoVersi
     webhook = await startShippedWebhook({ leaf, hub, made });
     writer = startLiqoWriter(leaf.adminKubeconfig, join(logDir, 'liqo-writer.log'));
     reflector = new HubReflector(admin, 'demo');
-    await reflector.reflect(shadowSlice({
-      name: 'web', addresses: [['10.200.0.10'], ['10.72.0.11'], ['10.73.0.12']], pods: ['web-0', 'web-1', 'web-2'],
-      annotations: { [DATA]: JSON.stringify({ clusterAddresses: { cluster3: ['10.72.0.11'], cluster4: ['10.73.0.12'] } }) },
-    }));
+    await reflector.reflect(webShadow());
   });
 
   after(async () => {

@@ -8,7 +8,7 @@ import { repairShadowEndpointSlice } from '../../src/core/direct-connections.ts'
 import type { JsonObject } from '../../src/core/json.ts';
 import type { Snapshot } from '../../src/core/snapshot.ts';
 import { connectionRecord, objectStatus, pathOf, StatusFold } from '../../src/offline/status.ts';
-import { fcc, shadowObject, sliceObject, snapshotOf } from '../support/builders.ts';
+import { fcc, shadowObject, sliceObject, snapshotOf, tunnelValues } from '../support/builders.ts';
 import { directWorld } from '../support/direct-world.ts';
 
 /** A list item: what the API server hands over in a list, without apiVersion and kind. */
@@ -24,7 +24,7 @@ test('an object is out of step exactly when the controller\'s plan for it is a w
   const worlds: [string, Snapshot][] = [
     ['a connected FCC', snapshotOf([fcc()])],
     ['a disconnected FCC', snapshotOf([fcc({ connected: false })])],
-    ['a tunnel down', snapshotOf([fcc()], new Map([['cluster3', 'Error']]))],
+    ['a tunnel down', snapshotOf([fcc()], tunnelValues([['cluster3', 'Error']]))],
     ['no FCC', snapshotOf([])],
   ];
   const slices = [

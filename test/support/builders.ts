@@ -3,6 +3,7 @@ import { decodeFcc, type ForeignClusterConnection } from '../../src/core/fcc.ts'
 import { ipv4, ipv6, type Family } from '../../src/core/ip.ts';
 import type { Json, JsonObject } from '../../src/core/json.ts';
 import { buildSnapshot, type Snapshot } from '../../src/core/snapshot.ts';
+import { TUNNEL_CONNECTED, TUNNEL_UP, type TunnelState, type TunnelStates } from '../../src/core/leaf-views.ts';
 
 export interface FccSpec {
   readonly name?: string;
@@ -44,7 +45,13 @@ export function fcc(spec: FccSpec = {}): ForeignClusterConnection {
 }
 
 let version = 0;
-export function snapshotOf(fccs: readonly ForeignClusterConnection[], tunnels?: ReadonlyMap<string, string>): Snapshot {
+/** Tunnel states from each peer's `status.value` (`Connected` is up, anything else `tunnel-down`). */
+export function tunnelValues(entries: Iterable<readonly [peer: string, value: string]>): TunnelStates {
+  return new Map([...entries].map(([peer, value]): [string, TunnelState] =>
+    [peer, value === TUNNEL_CONNECTED ? TUNNEL_UP : { up: false, reason: 'tunnel-down', value }]));
+}
+
+export function snapshotOf(fccs: readonly ForeignClusterConnection[], tunnels?: TunnelStates): Snapshot {
   return buildSnapshot({ version: ++version, fccs, ...(tunnels === undefined ? {} : { tunnels }) });
 }
 
@@ -156,13 +163,22 @@ export function configurationObject(spec: ConfigurationSpec): JsonObject {
   };
 }
 
-/** A leaf's Liqo Connection to a peer (pkg/gateway/tunnel/wireguard/k8s.go EnsureConnection). */
-export function connectionObject(peer: string, value: string, name = `gw-${peer}`): JsonObject {
+/** Now to the second, as a Kubernetes timestamp (metav1.Time): the heartbeat of a Connection just rewritten. */
+export function heartbeatNow(now = Date.now()): string {
+  return new Date(Math.floor(now / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/**
+ * A leaf's Liqo Connection to a peer (pkg/gateway/tunnel/wireguard/k8s.go EnsureConnection), its status as the gateway
+ * writes it (pkg/gateway/connection/k8s.go): the latency's timestamp is the heartbeat, just written unless given;
+ * `null` for none (Liqo's pings off), which never goes stale.
+ */
+export function connectionObject(peer: string, value: string, name = `gw-${peer}`, heartbeat: string | null = heartbeatNow()): JsonObject {
   return {
     apiVersion: 'networking.liqo.io/v1beta1', kind: 'Connection',
     metadata: { name, namespace: `liqo-tenant-${peer}`, labels: { 'liqo.io/remote-cluster-id': peer } },
     spec: { type: 'Client', gatewayRef: { apiVersion: 'networking.liqo.io/v1beta1', kind: 'WgGatewayClient', name: peer, namespace: `liqo-tenant-${peer}` } },
-    status: { value, latency: { value: '1.2ms', timestamp: '2026-11-20T10:00:00Z' } },
+    status: heartbeat === null ? { value } : { value, latency: { value: '1.2ms', timestamp: heartbeat } },
   };
 }
 

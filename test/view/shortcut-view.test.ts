@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { decodeFcc } from '../../src/core/fcc.ts';
 import { SnapshotStore } from '../../src/view/shortcut-view.ts';
 import { decodeConfiguration } from '../../src/core/leaf-views.ts';
-import { configurationObject, fcc, fccObject } from '../support/builders.ts';
+import { configurationObject, fcc, fccObject, tunnelValues } from '../support/builders.ts';
 
 function storeWithListener(): { store: SnapshotStore; notified: () => number } {
   const store = new SnapshotStore(() => 0);
@@ -62,18 +62,18 @@ test('every field the view reads makes a new snapshot when it changes', () => {
 test('tunnel states: the same states keep the snapshot, a changed one makes a new one', () => {
   const { store, notified } = storeWithListener();
   store.publishFccs([fcc()]);
-  store.publishTunnels(new Map([['cluster3', 'Connected']]));
+  store.publishTunnels(tunnelValues([['cluster3', 'Connected']]));
   assert.equal(notified(), 2);
   assert.equal(store.current().forCluster('cluster2').states[0]?.usable, true);
-  store.publishTunnels(new Map([['cluster3', 'Connected']]));
+  store.publishTunnels(tunnelValues([['cluster3', 'Connected']]));
   assert.equal(notified(), 2);
-  store.publishTunnels(new Map([['cluster3', 'Error']]));
+  store.publishTunnels(tunnelValues([['cluster3', 'Error']]));
   assert.equal(notified(), 3);
   const state = store.current().forCluster('cluster2').states[0];
   assert.equal(state !== undefined && !state.usable ? state.reason : undefined, 'tunnel-down');
-  store.publishTunnels(new Map([['cluster3', 'Error'], ['cluster4', 'Connected']]));
+  store.publishTunnels(tunnelValues([['cluster3', 'Error'], ['cluster4', 'Connected']]));
   assert.equal(notified(), 4, 'a new peer is a change');
-  store.publishTunnels(new Map([['cluster3', 'Error']]));
+  store.publishTunnels(tunnelValues([['cluster3', 'Error']]));
   assert.equal(notified(), 5, 'a peer gone is a change');
 });
 

@@ -21,6 +21,7 @@ export const serveFlags = [
   'max-reviews-in-flight',
   'max-review-bytes-in-flight',
   'debug-pairs',
+  'connection-stale-after',
 ] as const;
 
 export function envNameOf(flag: string): string {

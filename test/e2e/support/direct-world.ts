@@ -16,7 +16,8 @@ import { startServer, type RunningServer } from '../../support/process.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import type { ControlPlane } from './control-plane.ts';
 import type { KubeClient } from './kube-client.ts';
-import { createConfiguration, createConnection, createHubIp, createWithStatus, foreignCluster, installCrds, liqoCrds } from './liqo.ts';
+import type { KubeObject } from './kube-client.ts';
+import { createConfiguration, createConnection, createHubIp, createWithStatus, foreignCluster, installCrds, liqoCrds, shadowSlice } from './liqo.ts';
 import { pathOf, shippedManifests } from './objects.ts';
 import { CONVERGE } from './world-paths.ts';
 
@@ -48,6 +49,14 @@ export async function seedDirectWorld(admin: KubeClient, hubAdmin: KubeClient): 
   await createConnection(admin, 'cluster3', 'Connected');
 }
 
+/** Service web's shadow as the hub reflects it into the leaf: its own pod, one on cluster3, one on cluster4, both listed. */
+export function webShadow(): KubeObject {
+  return shadowSlice({
+    name: 'web', addresses: [['10.200.0.10'], ['10.72.0.11'], ['10.73.0.12']], pods: ['web-0', 'web-1', 'web-2'],
+    annotations: { 'liqo.io/direct-connections-data': JSON.stringify({ clusterAddresses: { cluster3: ['10.72.0.11'], cluster4: ['10.73.0.12'] } }) },
+  });
+}
+
 export interface ShippedWebhookOptions {
   readonly leaf: ControlPlane;
   readonly hub: ControlPlane;
@@ -55,6 +64,8 @@ export interface ShippedWebhookOptions {
   readonly made: string[];
   /** Runs once the manifests are applied, before the webhook starts (e.g. wait until the API server uses them). */
   readonly afterManifests?: () => Promise<void>;
+  /** More flags for `serve` (e.g. a short --connection-stale-after). */
+  readonly serveArgs?: readonly string[];
 }
 
 /** The shipped manifests applied (the webhook configuration pointed at a local port), and `serve` run there until ready. */
@@ -81,7 +92,7 @@ export async function startShippedWebhook(options: ShippedWebhookOptions): Promi
   const leafConfig = leaf.writeTokenKubeconfig('shortcut-webhook', await token(leaf.admin, 'shortcut-webhook'));
   const hubConfig = hub.writeTokenKubeconfig('hub-reader', await token(hub.admin, 'shortcut-webhook-reader'));
   const webhook = await startServer(['--port', String(port), '--tls-cert', serving.certFile, '--tls-key', serving.keyFile,
-    '--kubeconfig', leafConfig, '--shortcuts-kubeconfig', hubConfig, '--resync-interval', '0'],
+    '--kubeconfig', leafConfig, '--shortcuts-kubeconfig', hubConfig, '--resync-interval', '0', ...(options.serveArgs ?? [])],
   { POD_NAMESPACE: 'shortcut-webhook', POD_NAME: 'webhook-0' });
   await waitFor(async () => (await fetch(`http://127.0.0.1:${webhook.opsPort}/readyz`)).status === 200, { ...CONVERGE, description: 'the webhook is ready' });
   return webhook;

@@ -90,9 +90,13 @@ export async function createConfiguration(client: KubeClient, spec: Configuratio
   }));
 }
 
-/** A leaf's Connection to a peer with its `status.value` (`Connected`, `Connecting` or `Error`, connection_types.go). */
-export function createConnection(client: KubeClient, peer: string, value: string, name?: string): Promise<KubeObject> {
-  const object = connectionObject(peer, value, name) as KubeObject;
+/**
+ * A leaf's Connection to a peer with its `status.value` (`Connected`, `Connecting` or `Error`, connection_types.go).
+ * Nothing rewrites it, so it carries no heartbeat (as with Liqo's pings off) unless one is given: a heartbeat that is
+ * never rewritten is a dead gateway (connection-stale). connection-heartbeat.test.ts writes heartbeats as Liqo does.
+ */
+export function createConnection(client: KubeClient, peer: string, value: string, name?: string, heartbeat: string | null = null): Promise<KubeObject> {
+  const object = connectionObject(peer, value, name, heartbeat) as KubeObject;
   return createWithStatus(client, object, object.status as Record<string, unknown>);
 }
 
