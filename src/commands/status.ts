@@ -167,7 +167,7 @@ export async function runStatus(config: StatusConfig, io: Io, env: NodeJS.Proces
   }
   const snapshot = await readLiveView(access, {
     command: 'status', stderr: io.stderr, shortcutsNamespace: config.shortcutsNamespace,
-    hubGiven: config.shortcutsKubeconfig !== undefined, syncTimeoutMs: options.syncTimeoutMs,
+    hubNamespaces: config.hubNamespaces, syncTimeoutMs: options.syncTimeoutMs,
   });
   if (typeof snapshot === 'string') return fail(snapshot);
 
