@@ -14,7 +14,7 @@ const RELEASED: Readonly<Record<string, string>> = {
   '0.2.0': '207bafa279a365a9',
   '0.3.0': '9c50ebc4545281d2',
   '0.4.0': '368b705017115b3b',
-  '0.5.0': '65ca097360197419',
+  '0.5.0': 'c7b6e5b421f0970c',
 };
 
 function files(dir: string): string[] {
