@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { buildOpsApp, buildWebhookApp, type WebhookApp } from '../app.ts';
 import { EXIT_INVALID_INPUT, EXIT_OK } from '../cli.ts';
 import type { ServeConfig } from '../config.ts';
-import { hubIpCount } from '../core/hubs.ts';
+import { hubIpCount, readerName } from '../core/hubs.ts';
+import type { Snapshot } from '../core/snapshot.ts';
 import { localStates } from '../core/local-clusters.ts';
 import type { ControllerManager } from '../controller/manager.ts';
 import type { ReloadingKubeConfig } from '../kube/reloading-config.ts';
@@ -47,6 +48,14 @@ async function kubeConfigsFor(config: ServeConfig, env: NodeJS.ProcessEnv, logge
     return hubConfig === undefined ? [] : [{ id: hub, config: hubConfig }];
   });
   return { local, hubs };
+}
+
+/** shortcut_webhook_hub_readers: each reader's hub, read or away, and each consumer no reader stands for. */
+function setHubReaders(metrics: Metrics, snapshot: Snapshot): void {
+  metrics.hubReaders.reset();
+  const readers = { parts: snapshot.hubs, consumers: snapshot.consumers };
+  for (const part of snapshot.hubs) metrics.hubReaders.set({ hub: readerName(part, readers), state: part.away === undefined ? 'read' : 'away' }, 1);
+  for (const hub of snapshot.unreadHubs) metrics.hubReaders.set({ hub, state: 'not-read' }, 1);
 }
 
 /** A source's failure as /debug/pairs shows it. */
@@ -260,6 +269,7 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
   metrics.trackView(store);
   store.subscribe((snapshot) => metrics.setPairStates(localStates(snapshot, config.clusterId)));
   store.subscribe((snapshot) => metrics.hubIps.set(hubIpCount(snapshot.hubs) ?? 0));
+  store.subscribe((snapshot) => setHubReaders(metrics, snapshot));
   logViewChanges(store, logger, config.clusterId);
 
   let webhook: WebhookApp | undefined;
