@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_MAX_CONCURRENT_PATCHES, DEFAULT_MAX_PATCHES_PER_SECOND } from './controller/pace.ts';
 import type { DebugPairsAccess } from './server/ops-routes.ts';
 import { DEFAULT_MAX_REVIEW_BYTES_IN_FLIGHT, DEFAULT_MAX_REVIEWS_IN_FLIGHT, type ReviewBudgetOptions } from './server/review-budget.ts';
+import { readerBinding, type ReaderBinding } from './core/hubs.ts';
 import { parseDuration } from './util/duration.ts';
 import { errorMessage } from './util/errors.ts';
 
@@ -44,8 +45,9 @@ export const SERVE_FLAGS = {
   'cluster-id': { type: 'string', value: 'ID', help: 'local cluster ID for slices without offloading.liqo.io/destination' },
   shortcuts: { type: 'string', multiple: true, value: 'PATH', help: 'watch ForeignClusterConnections (and the leaf\'s Liqo Connections and Configurations) in these files or folders instead of a cluster (repeatable)' },
   kubeconfig: { type: 'string', value: 'FILE', help: 'kubeconfig of the local cluster (default: KUBECONFIG, then in-cluster)' },
-  hub: { type: 'string', multiple: true, value: 'PATH', help: 'the hub\'s Liqo IPs and Configurations (and any FCCs) in these files or folders, for the stock-Liqo path in file mode (repeatable)' },
-  'shortcuts-kubeconfig': { type: 'string', value: 'FILE', help: 'watch ForeignClusterConnections on this cluster instead (e.g. the hub), and the hub\'s Liqo IPs and Configurations there' },
+  hub: { type: 'string', multiple: true, value: 'PATH', help: 'the hub\'s Liqo IPs and Configurations (and any FCCs) in these files or folders, for the stock-Liqo path in file mode; ID=PATH binds them to the hub with that cluster ID (repeatable)' },
+  'shortcuts-kubeconfig': { type: 'string', multiple: true, value: 'FILE', help: 'watch ForeignClusterConnections on this cluster instead (e.g. the hub), and the hub\'s Liqo IPs and Configurations there; ID=FILE binds this hub reader to the hub with that cluster ID (repeatable: one per hub)' },
+  'hub-namespace': { type: 'string', multiple: true, value: 'NS', help: 'the hub readers list and watch only in these namespaces, as a namespaced Role allows (repeatable; default: all)' },
   'shortcuts-namespace': { type: 'string', value: 'NS', help: 'watch ForeignClusterConnections in this namespace only (default: all)' },
   'no-controller': { type: 'boolean', help: 'do not reconcile stored slices when the shortcuts change' },
   'resync-interval': { type: 'string', value: 'DUR', help: 'periodic reconcile of stored slices, e.g. 30s, 10m, 1h; 0 turns it off (default 10m)' },
@@ -67,7 +69,7 @@ function mebibytes(bytes: number): string {
 
 export const REWRITE_FLAGS = {
   shortcuts: { type: 'string', multiple: true, value: 'PATH', help: 'the leaf\'s side: ForeignClusterConnections (FCC path) and/or the leaf\'s Liqo Connections and Configurations (all the stock-Liqo path needs, with --hub): a file or folder of YAML/JSON (repeatable, required)' },
-  hub: { type: 'string', multiple: true, value: 'PATH', help: 'the hub\'s Liqo IPs and Configurations (and any FCCs): a file or folder of YAML/JSON, for the stock-Liqo path (repeatable)' },
+  hub: { type: 'string', multiple: true, value: 'PATH', help: 'the hub\'s Liqo IPs and Configurations (and any FCCs): a file or folder of YAML/JSON, for the stock-Liqo path; ID=PATH binds them to the hub with that cluster ID (repeatable)' },
   'cluster-id': { type: 'string', value: 'ID', help: 'local cluster ID for slices without offloading.liqo.io/destination' },
   filename: { type: 'string', short: 'f', multiple: true, value: 'PATH', help: 'input: a file, a folder (its .yaml, .yml and .json files in name order) or - for standard input (repeatable, read in order; also as arguments)' },
   output: { type: 'string', short: 'o', value: 'FORMAT', help: 'yaml (default), json (one document per line) or patch (the JSON Patch, one line per document; stderr names each line\'s object); with --explain, json' },
@@ -83,7 +85,8 @@ export const VERSION_FLAGS = {
 /** The flags the live commands (explain, status) share with serve: where the leaf and the shortcuts are read. */
 const LIVE_VIEW_FLAGS = {
   kubeconfig: { type: 'string', value: 'FILE', help: 'kubeconfig of the leaf (default: KUBECONFIG, then in-cluster)' },
-  'shortcuts-kubeconfig': { type: 'string', value: 'FILE', help: 'read ForeignClusterConnections, and the hub\'s Liqo IPs and Configurations, on this cluster (the hub) instead of the leaf, as serve does' },
+  'shortcuts-kubeconfig': { type: 'string', multiple: true, value: 'FILE', help: 'read ForeignClusterConnections, and the hub\'s Liqo IPs and Configurations, on this cluster (the hub) instead of the leaf, as serve does; ID=FILE binds this hub reader to the hub with that cluster ID (repeatable: one per hub)' },
+  'hub-namespace': { type: 'string', multiple: true, value: 'NS', help: 'the hub readers read only in these namespaces, as serve does (repeatable)' },
   'shortcuts-namespace': { type: 'string', value: 'NS', help: 'read ForeignClusterConnections in this namespace only (default: all)' },
   'cluster-id': { type: 'string', value: 'ID', help: 'local cluster ID for slices without offloading.liqo.io/destination' },
   'connection-stale-after': { type: 'string', value: 'DUR', help: 'a Liqo Connection that reads Connected but whose latency heartbeat is older than twice this counts as down (connection-stale), as serve judges it at start; 0 turns it off (default 30s)' },
@@ -153,6 +156,44 @@ class FlagValues {
   list(flag: string): string[] {
     const value = this.sources.values.get(flag);
     return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+  }
+
+  /**
+   * Hub readers, `[ID=]FILE` each (core/hubs.ts readerBinding): one per hub, at most one unbound. A path whose text
+   * before `=` reads as a cluster ID is written `=PATH` or `./PATH`.
+   */
+  readers(flag: string): ReaderBinding[] {
+    const readers = this.list(flag).map(readerBinding);
+    const seen = new Set<string | undefined>();
+    for (const { hub, value } of readers) {
+      if (value.trim() === '') throw new UsageError(`${this.name(flag)} ${hub ?? ''}=: the reader of ${hub ?? 'the hub'} needs a file`);
+      if (seen.has(hub)) {
+        throw new UsageError(hub === undefined
+          ? `${this.name(flag)} is given twice without a cluster ID: bind each hub's reader to its hub, ID=FILE`
+          : `${this.name(flag)} binds two readers to ${hub}: one per hub`);
+      }
+      seen.add(hub);
+    }
+    return readers;
+  }
+
+  /** `--hub` as given, each checked: `[ID=]PATH`, several paths for one hub allowed. */
+  hubFiles(flag: string): string[] {
+    const given = this.list(flag);
+    for (const text of given) {
+      const { hub, value } = readerBinding(text);
+      if (value.trim() === '') throw new UsageError(`${this.name(flag)} ${text}: the files of ${hub ?? 'the hub'} need a path`);
+    }
+    return given;
+  }
+
+  /** --hub-namespace: only where a hub reader reads through the API (files name their own objects). */
+  hubNamespaces(readers: boolean): string[] {
+    const namespaces = this.list('hub-namespace');
+    if (namespaces.length > 0 && !readers) {
+      throw new UsageError(`${this.name('hub-namespace')} narrows what the hub readers read through the hub's API: it goes with --shortcuts-kubeconfig`);
+    }
+    return namespaces;
   }
 
   flag(flag: string): boolean {
@@ -320,12 +361,18 @@ export interface ServeConfig {
   /** `files` when --shortcuts or --hub is given, else `cluster` (the local API, or --shortcuts-kubeconfig). */
   readonly source: 'files' | 'cluster';
   readonly shortcuts: readonly string[];
-  /** --hub: the hub's IPAM objects in files (file mode); in cluster mode the hub is read through --shortcuts-kubeconfig. */
+  /**
+   * --hub as given, `[ID=]PATH`: the hubs' IPAM objects in files (file mode); in cluster mode the hubs are read
+   * through --shortcuts-kubeconfig.
+   */
   readonly hub: readonly string[];
   /** --kubeconfig only; cluster mode falls back to KUBECONFIG, file mode does not (see main.ts). */
   readonly kubeconfig: string | undefined;
-  readonly shortcutsKubeconfig: string | undefined;
+  /** One hub reader per hub, bound to its cluster ID or unbound (at most one); empty: FCCs read on the leaf. */
+  readonly shortcutsKubeconfigs: readonly ReaderBinding[];
   readonly shortcutsNamespace: string | undefined;
+  /** --hub-namespace: where the hub readers list and watch; empty: every namespace. */
+  readonly hubNamespaces: readonly string[];
   readonly controller: boolean;
   readonly resyncIntervalMs: number;
   readonly maxConcurrentPatches: number;
@@ -388,18 +435,18 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     throw new UsageError('--tls-cert and --tls-key go together: give both, or neither for a development pair');
   }
   let shortcuts = values.list('shortcuts');
-  let shortcutsKubeconfig = values.text('shortcuts-kubeconfig');
-  if (shortcuts.length > 0 && shortcutsKubeconfig !== undefined) {
+  let shortcutsKubeconfigs = values.readers('shortcuts-kubeconfig');
+  if (shortcuts.length > 0 && shortcutsKubeconfigs.length > 0) {
     // Two sources of shortcuts: a flag beats a variable, and two of a kind are a mistake to say out loud.
     const shortcutsFromEnv = values.isFromEnv('shortcuts');
     if (shortcutsFromEnv === values.isFromEnv('shortcuts-kubeconfig')) {
       throw new UsageError(`${values.name('shortcuts')} and ${values.name('shortcuts-kubeconfig')} are two sources of shortcuts: give one`);
     }
     if (shortcutsFromEnv) shortcuts = [];
-    else shortcutsKubeconfig = undefined;
+    else shortcutsKubeconfigs = [];
   }
-  const hub = values.list('hub');
-  if (hub.length > 0 && shortcutsKubeconfig !== undefined) {
+  const hub = values.hubFiles('hub');
+  if (hub.length > 0 && shortcutsKubeconfigs.length > 0) {
     throw new UsageError(`${values.name('hub')} reads the hub from files, ${values.name('shortcuts-kubeconfig')} from its API: give one`);
   }
   const resyncRaw = values.text('resync-interval');
@@ -433,8 +480,9 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     shortcuts,
     hub,
     kubeconfig: values.text('kubeconfig'),
-    shortcutsKubeconfig,
+    shortcutsKubeconfigs,
     shortcutsNamespace: values.text('shortcuts-namespace'),
+    hubNamespaces: values.hubNamespaces(shortcutsKubeconfigs.length > 0),
     controller: !values.flag('no-controller'),
     resyncIntervalMs,
     maxConcurrentPatches: values.count('max-concurrent-patches', DEFAULT_MAX_CONCURRENT_PATCHES, 1, 64),
@@ -494,7 +542,7 @@ export function parseRewriteArgs(argv: readonly string[], env: NodeJS.ProcessEnv
   if (given.filter((input) => input === '-').length > 1) throw new UsageError('standard input (-) can be read only once');
   const config: RewriteConfig = {
     shortcuts,
-    hub: values.list('hub'),
+    hub: values.hubFiles('hub'),
     clusterId: values.text('cluster-id'),
     output,
     explain,
@@ -516,18 +564,21 @@ export function parseVersionArgs(argv: readonly string[], env: NodeJS.ProcessEnv
 /** What the live commands (explain, status) read the cluster with: serve's kubeconfigs and view, and their output. */
 export interface LiveViewConfig {
   readonly kubeconfig: string | undefined;
-  readonly shortcutsKubeconfig: string | undefined;
+  readonly shortcutsKubeconfigs: readonly ReaderBinding[];
   readonly shortcutsNamespace: string | undefined;
+  readonly hubNamespaces: readonly string[];
   readonly clusterId: string | undefined;
   readonly connectionStaleAfterMs: number;
   readonly output: VersionFormat;
 }
 
 function liveViewConfig(values: FlagValues): LiveViewConfig {
+  const shortcutsKubeconfigs = values.readers('shortcuts-kubeconfig');
   return {
     kubeconfig: values.text('kubeconfig'),
-    shortcutsKubeconfig: values.text('shortcuts-kubeconfig'),
+    shortcutsKubeconfigs,
     shortcutsNamespace: values.text('shortcuts-namespace'),
+    hubNamespaces: values.hubNamespaces(shortcutsKubeconfigs.length > 0),
     clusterId: values.text('cluster-id'),
     connectionStaleAfterMs: connectionStaleAfter(values),
     output: values.oneOf('output', ['text', 'json'] as const, 'text'),

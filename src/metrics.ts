@@ -105,6 +105,11 @@ export class Metrics {
     name: `${PREFIX}hub_ips`, help: 'IPs of offloaded pods known from the hub\'s IPAM (the stock-Liqo path); 0 while it is not read.',
     registers: [this.registry],
   });
+  readonly hubReaders = new Gauge({
+    name: `${PREFIX}hub_readers`,
+    help: 'One per hub of this leaf: read (a reader stands for it), away (its reader failing past --stale-view-after: its objects wait) or not-read (a consumer no reader stands for: its objects are left alone, hub-not-read).',
+    labelNames: ['hub', 'state'] as const, registers: [this.registry],
+  });
   readonly slicesReconciled = new Counter({
     name: `${PREFIX}slices_reconciled_total`, help: 'Stored slices visited by the controller, by result.',
     labelNames: ['result'] as const, registers: [this.registry],

@@ -69,7 +69,7 @@ export async function runExplain(config: ExplainConfig, io: Io, env: NodeJS.Proc
 
   const snapshot = await readLiveView(access, {
     command: 'explain', stderr: io.stderr, shortcutsNamespace: config.shortcutsNamespace,
-    hubGiven: config.shortcutsKubeconfig !== undefined, syncTimeoutMs: options.syncTimeoutMs,
+    hubNamespaces: config.hubNamespaces, syncTimeoutMs: options.syncTimeoutMs,
     connectionStaleAfterMs: config.connectionStaleAfterMs,
   });
   if (typeof snapshot === 'string') return fail(snapshot);

@@ -1,6 +1,7 @@
 // What the live, read-only commands (explain, status) share: the kubeconfigs serve would use, and serve's own view of
 // the cluster (ClusterShortcutSource into a SnapshotStore) read once to its first sync and stopped.
 import { Writable } from 'node:stream';
+import type { ReaderBinding } from '../core/hubs.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import { loadKubeAccess, type KubeAccess } from '../kube/client.ts';
 import { createLogger } from '../log.ts';
@@ -14,28 +15,31 @@ export const SYNC_TIMEOUT_MS = 30_000;
 
 export interface LiveAccess {
   readonly local: KubeAccess;
-  /** Where the FCCs (and with --shortcuts-kubeconfig the hub's IPAM objects) are read: the leaf, or the hub. */
-  readonly shortcuts: KubeAccess;
+  /** One per hub reader (--shortcuts-kubeconfig [ID=]FILE): where the FCCs and that hub's IPAM objects are read. */
+  readonly hubs: readonly { readonly id: string | undefined; readonly access: KubeAccess }[];
 }
 
 export interface KubeconfigFlags {
   readonly kubeconfig: string | undefined;
-  readonly shortcutsKubeconfig: string | undefined;
+  readonly shortcutsKubeconfigs: readonly ReaderBinding[];
 }
 
-/** The leaf's and the shortcuts' access, or why there is none. */
+/** The leaf's and the hub readers' access, or why there is none. */
 export function loadLiveAccess(flags: KubeconfigFlags, env: NodeJS.ProcessEnv): LiveAccess | string {
   let local: KubeAccess | undefined;
-  let shortcuts: KubeAccess | undefined;
+  const hubs: { id: string | undefined; access: KubeAccess }[] = [];
   try {
     const agent = userAgent();
     local = loadKubeAccess(flags.kubeconfig ?? (env.KUBECONFIG || undefined), env, agent);
-    shortcuts = flags.shortcutsKubeconfig === undefined ? local : loadKubeAccess(flags.shortcutsKubeconfig, env, agent);
+    for (const { hub, value } of flags.shortcutsKubeconfigs) {
+      const access = loadKubeAccess(value, env, agent);
+      if (access !== undefined) hubs.push({ id: hub, access });
+    }
   } catch (error) {
     return `cannot load the kubeconfig: ${errorMessage(error)}`;
   }
-  if (local === undefined || shortcuts === undefined) return 'no cluster to read: give --kubeconfig (or KUBECONFIG), or run in a pod';
-  return { local, shortcuts };
+  if (local === undefined) return 'no cluster to read: give --kubeconfig (or KUBECONFIG), or run in a pod';
+  return { local, hubs };
 }
 
 /**
@@ -68,8 +72,7 @@ export interface ViewOptions {
   readonly command: string;
   readonly stderr: NodeJS.WritableStream;
   readonly shortcutsNamespace: string | undefined;
-  /** Whether --shortcuts-kubeconfig was given: FCCs read on the hub mean its IPAM objects are read there too. */
-  readonly hubGiven: boolean;
+  readonly hubNamespaces: readonly string[];
   readonly syncTimeoutMs?: number | undefined;
   readonly connectionStaleAfterMs: number;
 }
@@ -82,9 +85,10 @@ export interface ViewOptions {
 export async function readLiveView(access: LiveAccess, options: ViewOptions): Promise<Snapshot | string> {
   const store = new SnapshotStore();
   const source = new ClusterShortcutSource({
-    store, logger: createLogger('warn', textLog(options.command, options.stderr)), shortcutsConfig: access.shortcuts.config,
+    store, logger: createLogger('warn', textLog(options.command, options.stderr)), shortcutsConfig: access.local.config,
     namespace: options.shortcutsNamespace, localConfig: access.local.config,
-    hubConfig: options.hubGiven ? access.shortcuts.config : undefined, connectionStaleAfterMs: options.connectionStaleAfterMs,
+    hubs: access.hubs.map(({ id, access: hub }) => ({ id, config: hub.config })), hubNamespaces: options.hubNamespaces,
+    connectionStaleAfterMs: options.connectionStaleAfterMs,
   });
   const timeoutMs = options.syncTimeoutMs ?? SYNC_TIMEOUT_MS;
   let timer: NodeJS.Timeout | undefined;
@@ -98,7 +102,10 @@ export async function readLiveView(access: LiveAccess, options: ViewOptions): Pr
       timer = setTimeout(() => resolve(store.isSynced()), timeoutMs);
     });
     await source.start();
-    if (!(await synced)) return `the ForeignClusterConnections could not be read within ${timeoutMs / 1000}s (from ${access.shortcuts.origin})`;
+    if (!(await synced)) {
+      const from = access.hubs.length === 0 ? access.local.origin : access.hubs.map(({ access: hub }) => hub.origin).join(', ');
+      return `the ForeignClusterConnections could not be read within ${timeoutMs / 1000}s (from ${from})`;
+    }
   } finally {
     clearTimeout(timer);
     await source.stop();

@@ -180,8 +180,8 @@ export async function runRewrite(config: RewriteConfig, io: Io): Promise<number>
   const loaded = await loadShortcutFiles({ shortcuts: config.shortcuts, hub: config.hub });
   if (!loaded.ok) return fail(loaded.message);
   for (const note of loaded.value.ignored) io.stderr.write(`shortcut-webhook rewrite: ignored ${note}\n`);
-  const { fccs, tunnels, configurations, hub } = loaded.value;
-  const snapshot = buildSnapshot({ version: 1, fccs, tunnels, configurations, hub });
+  const { fccs, tunnels, configurations, hubs, consumers } = loaded.value;
+  const snapshot = buildSnapshot({ version: 1, fccs, tunnels, configurations, hubs, consumers });
   const expanded = await expandInputs(config.inputs);
   if ('message' in expanded) return fail(expanded.message);
   if (config.implicitStdin && 'isTTY' in io.stdin && io.stdin.isTTY === true) {

@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { buildOpsApp, buildWebhookApp, type WebhookApp } from '../app.ts';
 import { EXIT_INVALID_INPUT, EXIT_OK } from '../cli.ts';
 import type { ServeConfig } from '../config.ts';
+import { hubIpCount, readerName } from '../core/hubs.ts';
+import type { Snapshot } from '../core/snapshot.ts';
 import { localStates } from '../core/local-clusters.ts';
 import type { ControllerManager } from '../controller/manager.ts';
 import type { ReloadingKubeConfig } from '../kube/reloading-config.ts';
@@ -23,20 +25,37 @@ import { FileShortcutSource } from '../view/file-source.ts';
 import { SnapshotStore } from '../view/shortcut-view.ts';
 import { logViewChanges } from '../view/view-log.ts';
 
+/** The clusters serve reads: the local one, and one per hub reader (none: the FCCs are read on the local cluster). */
+interface ServeClusters {
+  readonly local: ReloadingKubeConfig | undefined;
+  readonly hubs: readonly { readonly id: string | undefined; readonly config: ReloadingKubeConfig }[];
+}
+
 /**
- * The local cluster (Liqo Connections, the controller) and the cluster holding the FCCs. In file mode KUBECONFIG is
- * not followed: `npm start` on a laptop must never reconcile whatever cluster the shell happens to point at. The
- * Kubernetes client is loaded only when some cluster may be there to talk to. Both configs re-read their files when
- * they change and when the API answers 401 (reloading-config.ts); without --shortcuts-kubeconfig they are one.
+ * The local cluster (Liqo Connections, the controller) and each hub reader's. In file mode KUBECONFIG is not
+ * followed: `npm start` on a laptop must never reconcile whatever cluster the shell happens to point at. The
+ * Kubernetes client is loaded only when some cluster may be there to talk to. Every config re-reads its file when it
+ * changes and when the API answers 401 (reloading-config.ts).
  */
-async function kubeConfigsFor(config: ServeConfig, env: NodeJS.ProcessEnv, logger: Logger): Promise<{ local: ReloadingKubeConfig | undefined; shortcuts: ReloadingKubeConfig | undefined }> {
+async function kubeConfigsFor(config: ServeConfig, env: NodeJS.ProcessEnv, logger: Logger): Promise<ServeClusters> {
   const localFile = config.kubeconfig ?? (config.source === 'cluster' ? env.KUBECONFIG || undefined : undefined);
-  if (localFile === undefined && config.shortcutsKubeconfig === undefined && !inCluster(env)) return { local: undefined, shortcuts: undefined };
+  if (localFile === undefined && config.shortcutsKubeconfigs.length === 0 && !inCluster(env)) return { local: undefined, hubs: [] };
   const { reloadingKubeConfig } = await import('../kube/reloading-config.ts');
   const agent = userAgent();
   const local = reloadingKubeConfig(localFile, logger, env, agent);
-  const shortcuts = config.shortcutsKubeconfig !== undefined ? reloadingKubeConfig(config.shortcutsKubeconfig, logger, env, agent) : local;
-  return { local, shortcuts };
+  const hubs = config.shortcutsKubeconfigs.flatMap(({ hub, value }) => {
+    const hubConfig = reloadingKubeConfig(value, logger, env, agent);
+    return hubConfig === undefined ? [] : [{ id: hub, config: hubConfig }];
+  });
+  return { local, hubs };
+}
+
+/** shortcut_webhook_hub_readers: each reader's hub, read or away, and each consumer no reader stands for. */
+function setHubReaders(metrics: Metrics, snapshot: Snapshot): void {
+  metrics.hubReaders.reset();
+  const readers = { parts: snapshot.hubs, consumers: snapshot.consumers };
+  for (const part of snapshot.hubs) metrics.hubReaders.set({ hub: readerName(part, readers), state: part.away === undefined ? 'read' : 'away' }, 1);
+  for (const hub of snapshot.unreadHubs) metrics.hubReaders.set({ hub, state: 'not-read' }, 1);
 }
 
 /** A source's failure as /debug/pairs shows it. */
@@ -101,28 +120,34 @@ interface ViewSource {
 }
 
 async function viewSourceFor(
-  config: ServeConfig, clusters: { local: ReloadingKubeConfig | undefined; shortcuts: ReloadingKubeConfig | undefined },
+  config: ServeConfig, clusters: ServeClusters,
   { store, metrics, logger }: { store: SnapshotStore; metrics: Metrics; logger: Logger },
 ): Promise<ViewSource> {
-  const { local, shortcuts } = clusters;
+  const { local, hubs } = clusters;
+  const shortcuts = hubs[0]?.config ?? local;
   if (config.source === 'cluster' && shortcuts !== undefined) {
     const { ClusterShortcutSource } = await import('../view/cluster-source.ts');
     const clusterSource = new ClusterShortcutSource({
-      store, logger, shortcutsConfig: shortcuts, namespace: config.shortcutsNamespace, localConfig: local,
-      // FCCs read on the hub: its IPAM objects are read there too (the stock-Liqo path).
-      hubConfig: config.shortcutsKubeconfig === undefined ? undefined : shortcuts,
+      store, logger, shortcutsConfig: local ?? shortcuts, namespace: config.shortcutsNamespace, localConfig: local,
+      // Each hub reader reads that hub's FCCs and IPAM objects (the stock-Liqo path), as its part of the view.
+      hubs, hubNamespaces: config.hubNamespaces, hubAwayAfterMs: config.staleViewAfterMs,
       onRestart: () => metrics.viewWatchRestarts.inc(),
       connectionStaleAfterMs: config.connectionStaleAfterMs,
       ...(config.watchTimeoutSeconds === undefined ? {} : { watchTimeoutSeconds: config.watchTimeoutSeconds }),
     });
-    logger.info({ from: shortcuts.origin, namespace: config.shortcutsNamespace ?? 'all' }, 'watching ForeignClusterConnections');
+    for (const { id, config: hub } of hubs.length > 0 ? hubs : [{ id: undefined, config: shortcuts }]) {
+      logger.info({ from: hub.origin, hub: id ?? null, namespace: config.shortcutsNamespace ?? (config.hubNamespaces.join(',') || 'all') }, 'watching ForeignClusterConnections');
+    }
     return {
       source: clusterSource,
       failing: () => clusterSource.failing(),
       sourceName: 'the ForeignClusterConnections',
       sources: () => [
-        { cluster: 'shortcuts', credentials: shortcuts.status(), failing: failingReport(clusterSource.failingOn('shortcuts')) },
-        ...(local !== undefined && local !== shortcuts ? [{ cluster: 'local', credentials: local.status(), failing: failingReport(clusterSource.failingOn('local')) }] : []),
+        ...(hubs.length === 0 ? [{ cluster: 'shortcuts', credentials: shortcuts.status(), failing: failingReport(clusterSource.failingOn('shortcuts')) }]
+          : hubs.map(({ id, config: hub }) => ({
+            cluster: 'shortcuts', ...(id === undefined ? {} : { hub: id }), credentials: hub.status(), failing: failingReport(clusterSource.failingOnHub(id)),
+          }))),
+        ...(local !== undefined && hubs.length > 0 ? [{ cluster: 'local', credentials: local.status(), failing: failingReport(clusterSource.failingOn('local')) }] : []),
       ],
     };
   }
@@ -244,7 +269,8 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
   const store = new SnapshotStore();
   metrics.trackView(store);
   store.subscribe((snapshot) => metrics.setPairStates(localStates(snapshot, config.clusterId)));
-  store.subscribe((snapshot) => metrics.hubIps.set(snapshot.hub.known ? snapshot.hub.ips.size : 0));
+  store.subscribe((snapshot) => metrics.hubIps.set(hubIpCount(snapshot.hubs) ?? 0));
+  store.subscribe((snapshot) => setHubReaders(metrics, snapshot));
   logViewChanges(store, logger, config.clusterId);
 
   let webhook: WebhookApp | undefined;
@@ -260,13 +286,13 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
     certificates.stop();
     return EXIT_INVALID_INPUT;
   }
-  const { local, shortcuts } = clusters;
-  if (config.source === 'cluster' && shortcuts === undefined) {
+  const { local, hubs } = clusters;
+  if (config.source === 'cluster' && local === undefined && hubs.length === 0) {
     logger.fatal('no cluster to watch shortcuts on: run in a pod, give --kubeconfig (or KUBECONFIG) or --shortcuts-kubeconfig, or --shortcuts FILE for file mode');
     certificates.stop();
     return EXIT_INVALID_INPUT;
   }
-  const { source, failing, sourceName, sources } = await viewSourceFor(config, { local, shortcuts }, { store, metrics, logger });
+  const { source, failing, sourceName, sources } = await viewSourceFor(config, clusters, { store, metrics, logger });
   let controller: ControllerManager | undefined;
   if (!config.controller) logger.info('controller off (--no-controller)');
   else if (local === undefined) logger.info('controller off: no local cluster API to reconcile stored slices with (file mode without --kubeconfig)');
@@ -298,7 +324,7 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
     return EXIT_INVALID_INPUT;
   }
   local?.watch();
-  shortcuts?.watch();
+  for (const hub of hubs) hub.config.watch();
   const pauses = lapseOnPause(source, store, logger);
   pauses.start();
   await source.start();
@@ -316,7 +342,7 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
   await controller?.stop();
   await source.stop();
   local?.close();
-  shortcuts?.close();
+  for (const hub of hubs) hub.config.close();
   certificates.stop();
   await ops.close();
   logger.info('stopped');

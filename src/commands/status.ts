@@ -102,9 +102,18 @@ function countCells(counts: CountsJson): string[] {
     .map(String).concat(outOfStep(counts));
 }
 
+/** A HUBS column only where objects of more than one hub were seen: a single-hub leaf's tables stay as they were. */
+function severalHubs(rows: readonly { readonly hubs: readonly string[] }[]): boolean {
+  return new Set(rows.flatMap((row) => row.hubs)).size > 1;
+}
+
+const hubsCell = (hubs: readonly string[]): string => hubs.join(',') || '-';
+
 export function peerLines(peers: readonly PeerStatus[]): string[] {
-  return table(['PEER', 'PATH', 'WHY', 'CONNECTION', 'SINCE', ...COUNT_HEADER], peers.map((peer) => [
+  const hubs = severalHubs(peers);
+  return table(['PEER', ...(hubs ? ['HUBS'] : []), 'PATH', 'WHY', 'CONNECTION', 'SINCE', ...COUNT_HEADER], peers.map((peer) => [
     peer.role === 'hub' ? `${peer.peer} (hub)` : peer.peer,
+    ...(hubs ? [hubsCell(peer.hubs)] : []),
     peer.path,
     whyText(peer.why) || viewText(peer.view),
     peer.connection ?? '-',
@@ -114,8 +123,9 @@ export function peerLines(peers: readonly PeerStatus[]): string[] {
 }
 
 export function serviceLines(services: readonly ServiceStatus[]): string[] {
-  return table(['SERVICE', 'PATH', 'PEERS', 'WHY', ...COUNT_HEADER.filter((title) => title !== 'SERVICES')], services.map((service) => [
-    service.service, service.path, service.peers.join(',') || '-', whyText(service.why) || '-',
+  const hubs = severalHubs(services);
+  return table(['SERVICE', ...(hubs ? ['HUBS'] : []), 'PATH', 'PEERS', 'WHY', ...COUNT_HEADER.filter((title) => title !== 'SERVICES')], services.map((service) => [
+    service.service, ...(hubs ? [hubsCell(service.hubs)] : []), service.path, service.peers.join(',') || '-', whyText(service.why) || '-',
     ...countCells(service.counts).filter((_, i) => i !== 2),
   ]));
 }
@@ -171,7 +181,7 @@ export async function runStatus(config: StatusConfig, io: Io, env: NodeJS.Proces
   }
   const snapshot = await readLiveView(access, {
     command: 'status', stderr: io.stderr, shortcutsNamespace: config.shortcutsNamespace,
-    hubGiven: config.shortcutsKubeconfig !== undefined, syncTimeoutMs: options.syncTimeoutMs,
+    hubNamespaces: config.hubNamespaces, syncTimeoutMs: options.syncTimeoutMs,
     connectionStaleAfterMs: config.connectionStaleAfterMs,
   });
   if (typeof snapshot === 'string') return fail(snapshot);

@@ -15,8 +15,9 @@
 import { moveInto, within, type Cidr } from './cidr.ts';
 import type { HubIp } from './hub-ipam.ts';
 import {
-  directNetworkTo, IPV4_ACCESS, IPV6_ACCESS, namesPod, type FamilyAccess, type PodRef, type Span,
+  directNetworkTo, IPV4_ACCESS, IPV6_ACCESS, namesPod, type FamilyAccess, type HubIpam, type PodRef, type Span,
 } from './hub-resolution.ts';
+import { HUB_NOT_READ_REASON, readerName, type HubPart } from './hubs.ts';
 import { field, isArray, isObject, parseJsonObject, stringField, type Json, type JsonObject } from './json.ts';
 import type { LiqoConfiguration, TunnelDownReason } from './leaf-views.ts';
 import { ANNOTATIONS_LIMIT_BYTES, podOf, utf8Length } from './rewrite.ts';
@@ -153,6 +154,8 @@ interface FamilyView<V extends number | bigint> {
   readonly access: FamilyAccess<V>;
   readonly snapshot: Snapshot;
   readonly hub: string;
+  /** The IPAM objects of the shadow's own hub, never another hub's. */
+  readonly ipam: HubIpam;
   /** Decisions that do not depend on the endpoints' pods, by cluster and address (only clusters with a usable direct network). */
   readonly decided: Map<string, Map<string, Decision<V>>>;
   directTo(cluster: string): Direct<V>;
@@ -170,31 +173,31 @@ const IPV6_VIEWS: ViewCache<bigint> = new WeakMap();
 const MAX_HUBS_CACHED = 64;
 const MAX_DECISIONS_CACHED = 100_000;
 
-function viewFor<V extends number | bigint>(cache: ViewCache<V>, access: FamilyAccess<V>, snapshot: Snapshot, hub: string): FamilyView<V> {
+function viewFor<V extends number | bigint>(cache: ViewCache<V>, access: FamilyAccess<V>, snapshot: Snapshot, hub: string, ipam: HubIpam): FamilyView<V> {
   let byHub = cache.get(snapshot);
   if (byHub === undefined) cache.set(snapshot, byHub = new Map());
   let view = byHub.get(hub);
   if (view === undefined) {
-    view = familyView(access, snapshot, hub);
+    view = familyView(access, snapshot, hub, ipam);
     if (byHub.size < MAX_HUBS_CACHED) byHub.set(hub, view);
   }
   return view;
 }
 
-function familyView<V extends number | bigint>(access: FamilyAccess<V>, snapshot: Snapshot, hub: string): FamilyView<V> {
+function familyView<V extends number | bigint>(access: FamilyAccess<V>, snapshot: Snapshot, hub: string, ipam: HubIpam): FamilyView<V> {
   const leaf = { configurationsOf: snapshot.views.configurationsOf, tunnels: snapshot.tunnels };
   const direct = new Map<string, Direct<V>>();
   const hubMoves = new Map<string, readonly Move<V>[]>();
   const hubByCluster = new Map<string, LiqoConfiguration[]>();
-  if (snapshot.hub.known) {
-    for (const configuration of snapshot.hub.configurations) {
+  if (ipam.known) {
+    for (const configuration of ipam.configurations) {
       if (configuration.remoteCluster === undefined) continue;
       const list = hubByCluster.get(configuration.remoteCluster);
       if (list === undefined) hubByCluster.set(configuration.remoteCluster, [configuration]); else list.push(configuration);
     }
   }
   return {
-    access, snapshot, hub, decided: new Map(),
+    access, snapshot, hub, ipam, decided: new Map(),
     directTo(cluster) {
       let entry = direct.get(cluster);
       if (entry === undefined) {
@@ -224,7 +227,7 @@ function familyView<V extends number | bigint>(access: FamilyAccess<V>, snapshot
 
 /** The hub path for `x` (step 3): its pod's hub IP by `spec.ip`, checked against every endpoint's pod that carries it. */
 function hubPath<V extends number | bigint>(view: FamilyView<V>, value: V, pods: readonly (PodRef | undefined)[], via: HubPathReason, why: string): Decision<V> {
-  const { access, snapshot, hub } = view;
+  const { access, snapshot, hub, ipam } = view;
   const { codec } = access;
   const toHub = snapshot.views.configurationsOf(hub);
   if (toHub.length !== 1) {
@@ -233,8 +236,8 @@ function hubPath<V extends number | bigint>(view: FamilyView<V>, value: V, pods:
       detail: `${why}; the hub path needs this leaf's one Liqo Configuration for the hub ${hub}, and it has ${toHub.length}`,
     };
   }
-  if (!snapshot.hub.known) return { outcome: 'unresolved', reason: 'hub-unknown', detail: `${why}; the hub's IPAM objects are not known (${snapshot.hub.why})` };
-  const candidates = access.byPod(snapshot.hub.ips).get(value) ?? [];
+  if (!ipam.known) return { outcome: 'unresolved', reason: 'hub-unknown', detail: `${why}; the hub's IPAM objects are not known (${ipam.why})` };
+  const candidates = access.byPod(ipam.ips).get(value) ?? [];
   let chosen: HubIp | undefined;
   const owners = pods.length === 0 ? [undefined] : pods;
   for (const pod of owners) {
@@ -283,10 +286,10 @@ function decide<V extends number | bigint>(view: FamilyView<V>, cluster: string,
 }
 
 function decideDirect<V extends number | bigint>(view: FamilyView<V>, direct: Direct<V>, cluster: string, value: V): Decision<V> {
-  const { access, snapshot } = view;
+  const { access, ipam } = view;
   const mapped = holding(direct.leafMoves, value);
   if (mapped !== undefined) return { outcome: 'direct', detail: `in ${mapped.fromText} (${mapped.configuration} spec.remote.cidr.pod): Liqo maps it` };
-  if (!snapshot.hub.known) return { outcome: 'unresolved', reason: 'hub-unknown', detail: `the hub's Configurations are not known (${snapshot.hub.why})` };
+  if (!ipam.known) return { outcome: 'unresolved', reason: 'hub-unknown', detail: `the hub's Configurations are not known (${ipam.why})` };
   const back = holding(view.hubMovesFor(cluster), value);
   if (back === undefined) {
     return { outcome: 'unresolved', reason: 'not-in-hub-view', detail: `in no status.remote.cidr.pod of the hub's Configuration for ${cluster}` };
@@ -582,9 +585,11 @@ function applyShadowEdits(shadow: ReflectedShadow, edits: readonly ShadowEdit[],
 export function repairShadowEndpointSlice(object: unknown, snapshot: Snapshot, options: { readonly clusterId?: string | undefined }): ShadowRepair {
   const shadow = readReflectedShadow(object, options);
   if (isShadowSkip(shadow)) return { kind: 'skip', reason: shadow.skip, detail: shadow.detail };
+  const hub = snapshot.hubFor(shadow.hub);
+  if (!hub.read) return { kind: 'skip', reason: HUB_NOT_READ_REASON, detail: hub.detail };
   return shadow.family === 'IPv4'
-    ? repairFamily(shadow, viewFor(IPV4_VIEWS, IPV4_ACCESS, snapshot, shadow.hub))
-    : repairFamily(shadow, viewFor(IPV6_VIEWS, IPV6_ACCESS, snapshot, shadow.hub));
+    ? repairFamily(shadow, viewFor(IPV4_VIEWS, IPV4_ACCESS, snapshot, shadow.hub, hub.ipam))
+    : repairFamily(shadow, viewFor(IPV6_VIEWS, IPV6_ACCESS, snapshot, shadow.hub, hub.ipam));
 }
 
 /** Counts of a repair's listed addresses by outcome: what `shadow_addresses_total{outcome}` adds. */
@@ -597,6 +602,8 @@ export function outcomeCounts(addresses: readonly ShadowAddress[]): Readonly<Rec
 /** What the repair makes of a peer's listed addresses, by block rather than by address: what `/debug/pairs` shows. */
 export interface PeerDirectConnections {
   readonly peer: string;
+  /** The hub whose view of the peer this is (its reader's cluster ID, or what the unbound reader stands for). */
+  readonly hub: string;
   readonly state: ShadowOutcome;
   /** For `hub-path`, why (`no-shortcut`, `tunnel-down`, `connection-stale`); for `unresolved`, the reason. */
   readonly reason: HubPathReason | UnresolvedReason | null;
@@ -614,13 +621,20 @@ function contains(outer: Cidr, inner: Cidr): boolean {
  * by one; this says what most of a peer's addresses get.
  */
 export function peerDirectConnections(snapshot: Snapshot, leafCluster: string | undefined): PeerDirectConnections[] {
-  const { hub } = snapshot;
+  const readers = { parts: snapshot.hubs, consumers: snapshot.consumers };
+  return snapshot.hubs.flatMap((part) => hubPeerDirectConnections(snapshot, part, leafCluster).map((entry) => ({ ...entry, hub: readerName(part, readers) })));
+}
+
+function hubPeerDirectConnections(snapshot: Snapshot, part: HubPart, leafCluster: string | undefined): Omit<PeerDirectConnections, 'hub'>[] {
+  const { ipam: hub } = part;
   if (!hub.known) return [];
   const peers = [...new Set(hub.configurations.flatMap((c) => (c.remoteCluster === undefined || c.remoteCluster === leafCluster ? [] : [c.remoteCluster])))].sort();
   const named = new Set(hub.configurations.flatMap((c) => c.remoteCluster ?? []));
-  const hubs = snapshot.views.configurations.filter((c) => c.remoteCluster !== undefined && !named.has(c.remoteCluster));
+  // A bound reader names its hub; an unbound one's hub is the cluster its own Configurations do not name.
+  const hubs = part.id !== undefined ? snapshot.views.configurationsOf(part.id)
+    : snapshot.views.configurations.filter((c) => c.remoteCluster !== undefined && !named.has(c.remoteCluster));
   const leaf = { configurationsOf: snapshot.views.configurationsOf, tunnels: snapshot.tunnels };
-  return peers.map((peer): PeerDirectConnections => {
+  return peers.map((peer): Omit<PeerDirectConnections, 'hub'> => {
     const network = directNetworkTo(peer, leaf);
     const leafConfigurations = leaf.configurationsOf(peer);
     const usable = network.state === 'direct' && leafConfigurations.length === 1;

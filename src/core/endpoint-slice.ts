@@ -1,4 +1,5 @@
 // What makes an object a reflected EndpointSlice this webhook may rewrite, narrowed from untrusted JSON.
+import type { HUB_NOT_READ_REASON } from './hubs.ts';
 import type { Family } from './ip.ts';
 import { field, isArray, isObject, objectField, stringField, type Json, type JsonObject } from './json.ts';
 import { namespacedName } from './object-name.ts';
@@ -21,7 +22,7 @@ export const ENDPOINT_SLICE_KIND = 'EndpointSlice';
 
 export type SkipReason =
   | 'not-endpointslice' | 'not-reflected' | 'indirect-slice' | 'unsupported-address-type' | 'unknown-cluster'
-  | 'malformed' | 'annotations-too-large';
+  | 'malformed' | 'annotations-too-large' | typeof HUB_NOT_READ_REASON;
 
 export interface SliceSkip {
   readonly skip: SkipReason;

@@ -1,5 +1,6 @@
 // Which clusters count as local: the configured one, else every cluster an FCC names (each slice carries its own)
 // that is not one of this leaf's peers.
+import { HUB_NOT_READ_REASON, readerName } from './hubs.ts';
 import type { PairState } from './pairs.ts';
 import type { Snapshot } from './snapshot.ts';
 
@@ -35,10 +36,9 @@ export function localStates(snapshot: Snapshot, clusterId: string | undefined): 
 /** What an operator wondering "why does nothing change?" should read first. */
 export function viewNotes(snapshot: Snapshot, clusterId: string | undefined, synced: boolean): string[] {
   if (!synced) return [];
-  const { hub } = snapshot;
   // The stock path needs no FCC: where the leaf sees a hub's external CIDR and the hub's IPAM is read, it can rewrite.
   const seesExternal = snapshot.views.externals.length > 0;
-  const stock = hub.known && seesExternal;
+  const stock = snapshot.hubs.some((part) => part.ipam.known) && seesExternal;
   const notes: string[] = [];
   if (snapshot.fccs.length === 0) {
     notes.push(stock
@@ -47,6 +47,17 @@ export function viewNotes(snapshot: Snapshot, clusterId: string | undefined, syn
   } else if (clusterId !== undefined && snapshot.forCluster(clusterId).states.length === 0) {
     notes.push(`no ForeignClusterConnection names cluster ${clusterId}: ${stock ? 'only addresses the hub allocated are resolved' : 'its slices are left as they are'}`);
   }
-  if (!hub.known && seesExternal) notes.push(`the hub's IPAM objects are not known (${hub.why}): addresses it allocated stay hub-external`);
+  if (snapshot.hubs.length <= 1) {
+    const { hub } = snapshot;
+    if (!hub.known && seesExternal) notes.push(`the hub's IPAM objects are not known (${hub.why}): addresses it allocated stay hub-external`);
+  } else if (seesExternal) {
+    const readers = { parts: snapshot.hubs, consumers: snapshot.consumers };
+    for (const part of snapshot.hubs) {
+      if (!part.ipam.known) notes.push(`hub ${readerName(part, readers)}'s IPAM objects are not known (${part.ipam.why}): addresses it allocated stay hub-external`);
+    }
+  }
+  if (snapshot.unreadHubs.length > 0) {
+    notes.push(`no hub reader stands for ${snapshot.unreadHubs.join(', ')} (a consumer of this leaf): its objects are left alone (${HUB_NOT_READ_REASON})`);
+  }
   return notes;
 }

@@ -5,7 +5,8 @@ import {
 } from './endpoint-slice.ts';
 import { ipv4, ipv6, type AddressCodec } from './ip.ts';
 import { field, isArray, isObject, parseJsonObject, type Json, type JsonObject } from './json.ts';
-import { NO_HUB_RESOLVER, STOCK_REASONS, type FamilyResolver, type PodRef, type StockReason } from './hub-resolution.ts';
+import { STOCK_REASONS, type FamilyResolver, type PodRef, type StockReason } from './hub-resolution.ts';
+import { HUB_NOT_READ_REASON } from './hubs.ts';
 import type { FamilyIndex } from './pair-index.ts';
 import type { ShortcutPair } from './pairs.ts';
 import type { ClusterView, Snapshot } from './snapshot.ts';
@@ -266,8 +267,11 @@ function unmatchedReason(view: ClusterView, resolver: { readonly active: boolean
 
 /** The rewrite of one slice; `observe` sees every address (for `explain`) and costs nothing when absent. */
 function rewriteSlice(slice: ReflectedSlice, snapshot: Snapshot, asSent: boolean, observe?: TraceObserver): SliceRewrite | SliceSkip {
-  const view: ClusterView = snapshot.forCluster(slice.clusterId);
-  const resolver = slice.origin === undefined ? NO_HUB_RESOLVER : snapshot.resolverFor(slice.origin);
+  // Every hub-derived decision is the slice's own hub's: its FCCs, its IPAM. A hub no reader stands for is not guessed.
+  const hub = snapshot.hubFor(slice.origin);
+  if (!hub.read) return { skip: HUB_NOT_READ_REASON, detail: hub.detail };
+  const view: ClusterView = hub.forCluster(slice.clusterId);
+  const { resolver } = hub;
   return slice.family === 'IPv4'
     ? rewriteFamily(slice, ipv4, view.index.ipv4, { unmatched: unmatchedReason(view, resolver.ipv4), resolver: resolver.ipv4, asSent }, observe)
     : rewriteFamily(slice, ipv6, view.index.ipv6, { unmatched: unmatchedReason(view, resolver.ipv6), resolver: resolver.ipv6, asSent }, observe);

@@ -4,6 +4,7 @@
 // `spec.template`), pkg/virtualKubelet/forge/{endpointslices,meta}.go (labels) and pkg/utils/directconnection (the
 // annotation: `{"clusterAddresses":{"<cluster>":["<hub-view address>",...]}}`, read with Go's encoding/json).
 import { DESTINATION_LABEL, ORIGIN_LABEL, readReflection } from './endpoint-slice.ts';
+import { HUB_NOT_READ_REASON } from './hubs.ts';
 import type { Family } from './ip.ts';
 import { field, isArray, isObject, stringField, type Json, type JsonObject } from './json.ts';
 
@@ -22,10 +23,11 @@ export const ORIGINAL_DIRECT_CONNECTIONS_DATA_ANNOTATION = 'liqo.io/shortcut-ori
 
 export type ShadowSkipReason =
   | 'not-shadowendpointslice' | 'not-reflected' | 'indirect-slice' | 'unknown-hub' | 'unsupported-address-type'
-  | 'unknown-cluster' | 'malformed';
+  | 'unknown-cluster' | 'malformed' | typeof HUB_NOT_READ_REASON;
 
 export const SHADOW_SKIP_REASONS: readonly ShadowSkipReason[] = [
   'not-shadowendpointslice', 'not-reflected', 'indirect-slice', 'unknown-hub', 'unsupported-address-type', 'unknown-cluster', 'malformed',
+  HUB_NOT_READ_REASON,
 ];
 
 export interface ShadowSkip {

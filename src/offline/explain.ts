@@ -10,6 +10,7 @@ import type { Snapshot } from '../core/snapshot.ts';
 import type { ShadowAddress } from '../core/direct-connections.ts';
 import type { ShadowReviewed } from '../admission/review-shadow-endpoint-slice.ts';
 import type { DocumentResult } from './rewrite-documents.ts';
+import { readerName } from '../core/hubs.ts';
 
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string[] {
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
@@ -47,9 +48,13 @@ function leafTables(snapshot: Snapshot, now: number): string[] {
       configurations.map((c) => [c.ref, c.remoteCluster ?? '-', cidrTexts(c.localPod), cidrTexts(c.remotePod), cidrTexts(c.remoteExternal)]),
     ));
   }
-  const { hub } = snapshot;
-  if (hub.known) {
-    lines.push('', `The hub's IPAM (${hub.ips.size} pod IP${hub.ips.size === 1 ? '' : 's'}; its Configurations say where it sees each peer's pods):`, ...table(
+  const readers = { parts: snapshot.hubs, consumers: snapshot.consumers };
+  for (const part of snapshot.hubs) {
+    const hub = part.ipam;
+    if (!hub.known) continue;
+    // One reader is "the hub", as it always was; with several, each is named.
+    const whose = snapshot.hubs.length === 1 ? 'The hub\'s IPAM' : `The IPAM of hub ${readerName(part, readers)}`;
+    lines.push('', `${whose} (${hub.ips.size} pod IP${hub.ips.size === 1 ? '' : 's'}; its Configurations say where it sees each peer's pods):`, ...table(
       ['CONFIGURATION', 'PEER', 'HUB VIEW', 'PEER PODS'],
       hub.configurations.map((c) => [c.ref, c.remoteCluster ?? '-', cidrTexts(c.podMappings.map((m) => m.seen)), cidrTexts(c.podMappings.map((m) => m.declared))]),
     ));
@@ -172,7 +177,9 @@ export function explain(results: readonly DocumentResult[], snapshot: Snapshot, 
       if (!('slice' in result)) continue;
       const cluster = result.slice.clusterId;
       if (!clusters.includes(cluster)) clusters.push(cluster);
-      lines.push(`${document.name} ${slice.name}: cluster ${cluster}, ${result.slice.family}`);
+      // With several hubs read, each slice says whose view decided it.
+      const hub = snapshot.hubs.length > 1 ? `, hub ${result.slice.origin ?? '-'}` : '';
+      lines.push(`${document.name} ${slice.name}: cluster ${cluster}${hub}, ${result.slice.family}`);
       if (slice.traces.length === 0) lines.push('(no addresses)');
       else lines.push(...table(['INPUT', 'OUTPUT', pairColumn(snapshot, slice.traces), 'REASON'],
         slice.traces.map((trace) => traceRow(trace, snapshot, fccs, cluster))));

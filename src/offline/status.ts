@@ -5,11 +5,12 @@
 // is not unchanged; controller/shadow-plan.ts: a repair that changed something): evaluated once, not twice per object,
 // and a test holds the two to agreement (offline is a layer below controller and may not import it).
 import { peerDirectConnections } from '../core/direct-connections.ts';
-import { asEndpointSlice, sliceName } from '../core/endpoint-slice.ts';
+import { asEndpointSlice, DESTINATION_LABEL, ORIGIN_LABEL, sliceName } from '../core/endpoint-slice.ts';
+import { HUB_NOT_READ_REASON } from '../core/hubs.ts';
 import { containsAddress } from '../core/cidr.ts';
 import { directNetworkTo } from '../core/hub-resolution.ts';
 import { tunnelText } from '../core/leaf-views.ts';
-import { isObject, objectAt, stringField } from '../core/json.ts';
+import { field, isArray, isObject, objectAt, stringField } from '../core/json.ts';
 import { compareText } from '../core/object-name.ts';
 import type { ForeignClusterConnection } from '../core/fcc.ts';
 import type { PairState } from '../core/pairs.ts';
@@ -159,6 +160,9 @@ export function objectStatus(resource: StoredResource, item: unknown, snapshot: 
   const result = rewriteDocument({ name: resource.toLowerCase(), value: object }, snapshot, { clusterId: options.clusterId });
   if (typeof result === 'string') return undefined;
   const [report] = result.slices;
+  if (report !== undefined && 'skip' in report.result && report.result.skip === HUB_NOT_READ_REASON) {
+    return notRead(resource, object, { service, name, hub: labels && stringField(labels, ORIGIN_LABEL), clusterId: options.clusterId });
+  }
   if (report === undefined || 'skip' in report.result) return undefined;
   if (report.kind === 'shadow') {
     const { shadow, addresses } = report.result;
@@ -191,6 +195,27 @@ export function objectStatus(resource: StoredResource, item: unknown, snapshot: 
       const direct = DIRECT_REASONS.has(trace.reason) || (trace.hub !== undefined && trace.reason !== 'restored');
       return { ...base, peer: known ?? hub, path: direct ? 'direct' : 'hub', reason: sliceReason(trace, explained) };
     }),
+  };
+}
+
+/**
+ * An object of a hub no reader stands for: left as its hub wrote it, so its traffic goes through that hub. Counted,
+ * address by address, under that hub with reason hub-not-read, never decided with another hub's view.
+ */
+function notRead(resource: StoredResource, object: unknown, where: { service: string; name: string; hub: string | undefined; clusterId: string | undefined }): ObjectStatus {
+  const body = isObject(object) ? (resource === 'EndpointSlice' ? object : objectAt(objectAt(object, 'spec') ?? {}, 'template')) : undefined;
+  const endpoints = body === undefined ? [] : field(body, 'endpoints');
+  const labels = isObject(object) ? objectAt(objectAt(object, 'metadata') ?? {}, 'labels') : undefined;
+  const hub = where.hub ?? '(no origin)';
+  const addresses = (isArray(endpoints) ? endpoints : []).flatMap((endpoint) => {
+    const list = isObject(endpoint) ? field(endpoint, 'addresses') : undefined;
+    return (isArray(list) ? list : []).flatMap((address) => (typeof address === 'string' ? [address] : []));
+  });
+  return {
+    resource, name: where.name, service: where.service, cluster: (labels && stringField(labels, DESTINATION_LABEL)) ?? where.clusterId ?? '', hub: where.hub, outOfStep: false,
+    addresses: addresses.map((address): AddressStatus => ({
+      service: where.service, resource, object: where.name, input: address, output: address, peer: hub, path: 'hub', reason: HUB_NOT_READ_REASON, outOfStep: false,
+    })),
   };
 }
 
@@ -260,6 +285,8 @@ export interface PeerView {
 
 export interface PeerStatus {
   readonly peer: string;
+  /** The hubs whose reflected objects carried this peer's addresses (their `offloading.liqo.io/origin`). */
+  readonly hubs: readonly string[];
   /** `hub` for the cluster that reflected the slices (its own pods, and addresses whose cluster it cannot name). */
   readonly role: 'peer' | 'hub';
   readonly path: Path;
@@ -296,6 +323,8 @@ function why(counts: Counts): { reason: string; addresses: number }[] {
 
 export interface ServiceStatus {
   readonly service: string;
+  /** The hubs that reflected its objects. */
+  readonly hubs: readonly string[];
   readonly path: Path;
   readonly peers: readonly string[];
   readonly why: readonly { readonly reason: string; readonly addresses: number }[];
@@ -309,7 +338,9 @@ export interface ServiceStatus {
  */
 export class StatusFold {
   private readonly peers = new Map<string, Tally>();
-  private readonly services = new Map<string, Tally & { peers: Set<string> }>();
+  private readonly services = new Map<string, Tally & { peers: Set<string>; hubs: Set<string> }>();
+  /** By peer: the hubs whose objects carried its addresses. */
+  private readonly peerHubs = new Map<string, Set<string>>();
   private readonly total = newTally();
   private readonly hubs = new Set<string>();
   private readonly clusters = new Set<string>();
@@ -389,11 +420,13 @@ export class StatusFold {
       let tally = this.peers.get(peer);
       if (tally === undefined) this.peers.set(peer, tally = newTally());
       add(tally, object, addresses, counted);
+      if (object.hub !== undefined) this.peerHubs.set(peer, (this.peerHubs.get(peer) ?? new Set()).add(object.hub));
     }
     if (object.hub !== undefined) this.hubs.add(object.hub);
     let service = this.services.get(object.service);
-    if (service === undefined) this.services.set(object.service, service = { ...newTally(), peers: new Set() });
+    if (service === undefined) this.services.set(object.service, service = { ...newTally(), peers: new Set(), hubs: new Set() });
     add(service, object, object.addresses, counted);
+    if (object.hub !== undefined) service.hubs.add(object.hub);
     for (const peer of byPeer.keys()) service.peers.add(peer);
   }
 
@@ -422,7 +455,7 @@ export class StatusFold {
       ...snapshot.tunnels.keys(),
       ...connections.map((c) => c.peer),
       ...states.flatMap((state) => peerOfState(state) ?? []),
-      ...(snapshot.hub.known ? snapshot.hub.configurations.flatMap((c) => c.remoteCluster ?? []) : []),
+      ...snapshot.hubs.flatMap((part) => (part.ipam.known ? part.ipam.configurations.flatMap((c) => c.remoteCluster ?? []) : [])),
       ...this.peers.keys(),
     ]);
     if (cluster !== undefined) names.delete(cluster);
@@ -433,9 +466,10 @@ export class StatusFold {
       const own = connections.filter((c) => c.peer === peer);
       const shadow = direct.get(peer);
       const tunnel = snapshot.tunnels.get(peer);
-      const namedByHub = snapshot.hub.known && snapshot.hub.configurations.some((c) => c.remoteCluster === peer);
+      const namedByHub = snapshot.hubs.some((part) => part.ipam.known && part.ipam.configurations.some((c) => c.remoteCluster === peer));
       return {
         peer,
+        hubs: [...this.peerHubs.get(peer) ?? []].sort(compareText),
         role: this.hubs.has(peer) ? 'hub' : 'peer',
         path: pathOf(tally.counts.addresses),
         why: why(tally.counts),
@@ -455,7 +489,8 @@ export class StatusFold {
   serviceStatuses(): ServiceStatus[] {
     this.finish();
     return [...this.services].sort(([a], [b]) => compareText(a, b)).map(([service, tally]) => ({
-      service, path: pathOf(tally.counts.addresses), peers: [...tally.peers].sort(compareText), why: why(tally.counts), counts: countsJson(tally),
+      service, hubs: [...tally.hubs].sort(compareText), path: pathOf(tally.counts.addresses), peers: [...tally.peers].sort(compareText),
+      why: why(tally.counts), counts: countsJson(tally),
     }));
   }
 }

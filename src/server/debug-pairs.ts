@@ -1,6 +1,7 @@
 // The body of /debug/pairs: what the snapshot makes of every FCC, per local cluster, as JSON.
 import type { Cidr } from '../core/cidr.ts';
 import { peerDirectConnections, type PeerDirectConnections } from '../core/direct-connections.ts';
+import { readerName } from '../core/hubs.ts';
 import { sortedTunnels, tunnelWord } from '../core/leaf-views.ts';
 import { peerDirectNetworks } from '../core/peer-paths.ts';
 import { localClusters, statesOf, viewNotes } from '../core/local-clusters.ts';
@@ -29,6 +30,8 @@ export interface FailingReport {
 export interface ClusterSourceReport {
   /** `shortcuts` (where the FCCs are read: the hub, or the local cluster) or `local` (the leaf's Liqo objects, the controller). */
   readonly cluster: string;
+  /** The cluster ID a hub reader is bound to; absent for the unbound one and the local cluster. */
+  readonly hub?: string;
   readonly credentials: CredentialReport;
   /** Every read of the FCCs has failed since `since`; null while they answer, and for the local cluster. */
   readonly failing: FailingReport | null;
@@ -82,9 +85,25 @@ export interface DebugPairs {
   readonly notes: readonly string[];
   readonly clusters: readonly {
     readonly clusterId: string;
-    readonly pairs: readonly { fcc: string; peer: string; hubPrefix: string; shortcutPrefix: string }[];
-    readonly unusable: readonly { fcc: string; peer: string | null; reason: string; detail: string }[];
+    /** `hub`: the hub whose reader the FCC was read from; absent for the leaf's own (or --shortcuts files'). */
+    readonly pairs: readonly { fcc: string; hub?: string; peer: string; hubPrefix: string; shortcutPrefix: string }[];
+    readonly unusable: readonly { fcc: string; hub?: string; peer: string | null; reason: string; detail: string }[];
   }[];
+  /**
+   * One entry per hub reader: which hub it reads (its cluster ID, or what the unbound one stands for), whether it is
+   * away (its hub's objects left alone, `hub-not-read`), its FCCs and its IPAM objects.
+   */
+  readonly hubs: readonly {
+    readonly hub: string;
+    readonly bound: boolean;
+    readonly away: string | null;
+    readonly fccs: number;
+    readonly ipam: { readonly known: true; readonly ips: number; readonly configurations: number } | { readonly known: false; readonly why: string };
+  }[];
+  /** The leaf's consumers (its ForeignClusters), or null where they are not known. */
+  readonly consumers: readonly string[] | null;
+  /** Consumers of this leaf that no reader stands for: their objects are left alone (`hub-not-read`). */
+  readonly unreadHubs: readonly string[];
   /** The hub's IPAM objects the stock path reads, or why they are not known. */
   readonly hub:
     | { readonly known: true; readonly ips: number; readonly configurations: readonly { configuration: string; peer: string | null; hubViewPodCIDRs: readonly string[]; peerPodCIDRs: readonly string[] }[];
@@ -119,6 +138,13 @@ export interface DebugPairsInput {
 const texts = (cidrs: readonly Cidr[]): string[] => cidrs.map((cidr) => cidr.text);
 
 export function debugPairs({ snapshot, clusterId, synced, lastSync, sources }: DebugPairsInput): DebugPairs {
+  const readers = { parts: snapshot.hubs, consumers: snapshot.consumers };
+  const hubOf = new Map<string, string>();
+  for (const part of snapshot.hubs) for (const fcc of part.fccs) hubOf.set(fcc.ref, readerName(part, readers));
+  const hubField = (fcc: string): { hub?: string } => {
+    const hub = hubOf.get(fcc);
+    return hub === undefined ? {} : { hub };
+  };
   return {
     version: snapshot.version,
     synced,
@@ -130,11 +156,13 @@ export function debugPairs({ snapshot, clusterId, synced, lastSync, sources }: D
       return {
         clusterId: id,
         pairs: snapshot.forCluster(id).pairs.map((pair) => ({
-          fcc: pair.fcc, peer: pair.peer, hubPrefix: pair.hubPrefix.text, shortcutPrefix: pair.shortcutPrefix.text,
+          fcc: pair.fcc, ...hubField(pair.fcc), peer: pair.peer, hubPrefix: pair.hubPrefix.text, shortcutPrefix: pair.shortcutPrefix.text,
         })),
-        unusable: states.flatMap((state) => (state.usable ? [] : [{ fcc: state.fcc, peer: state.peer ?? null, reason: state.reason, detail: state.detail }])),
+        unusable: states.flatMap((state) => (state.usable ? []
+          : [{ fcc: state.fcc, ...hubField(state.fcc), peer: state.peer ?? null, reason: state.reason, detail: state.detail }])),
       };
     }),
+    // The one reader's IPAM in detail (with several, each hub's in `hubs`); the peers' networks of every hub read.
     hub: snapshot.hub.known
       ? {
         known: true, ips: snapshot.hub.ips.size,
@@ -146,6 +174,15 @@ export function debugPairs({ snapshot, clusterId, synced, lastSync, sources }: D
         directConnections: peerDirectConnections(snapshot, clusterId),
       }
       : { known: false, why: withoutPaths(snapshot.hub.why) },
+    hubs: snapshot.hubs.map((part) => ({
+      hub: readerName(part, readers),
+      bound: part.id !== undefined,
+      away: part.away ?? null,
+      fccs: part.fccs.length,
+      ipam: part.ipam.known ? { known: true, ips: part.ipam.ips.size, configurations: part.ipam.configurations.length } : { known: false, why: withoutPaths(part.ipam.why) },
+    })),
+    consumers: snapshot.consumers ?? null,
+    unreadHubs: snapshot.unreadHubs,
     leaf: {
       connections: Object.fromEntries(sortedTunnels(snapshot.tunnels).map(([peer, state]) => [peer, tunnelWord(state)])),
       configurations: snapshot.views.configurations.map((c) => ({

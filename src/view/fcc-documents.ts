@@ -6,6 +6,7 @@
 import type { Document } from '../util/documents.ts';
 import { decodeFcc, FCC_KIND, isFccObject, type ForeignClusterConnection } from '../core/fcc.ts';
 import { decodeHubIp, IP_KIND, isHubIpObject, type HubIp } from '../core/hub-ipam.ts';
+import { consumersOf, FOREIGN_CLUSTER_KIND, isForeignClusterObject } from '../core/hubs.ts';
 import { field, isArray, isObject, stringField, type JsonObject } from '../core/json.ts';
 import {
   CONFIGURATION_KIND, CONNECTION_KIND, decodeConfiguration, isConfigurationObject, isConnectionObject, tunnelStates,
@@ -18,6 +19,11 @@ export interface FccDocuments {
   readonly tunnels: TunnelStates;
   /** The Configuration documents: the leaf's own views (local-overlap, hub-external, the stock path). */
   readonly configurations: readonly LiqoConfiguration[];
+  /**
+   * The leaf's consumers from its ForeignCluster documents (`kubectl get foreignclusters -o yaml`); undefined when
+   * none were given: which hub an unbound `--hub` stands for is then not checked.
+   */
+  readonly consumers: readonly string[] | undefined;
   /** Documents that are none of these: said once in the log or on stderr, never fatal. */
   readonly ignored: readonly string[];
 }
@@ -31,7 +37,7 @@ export interface HubDocuments {
   readonly ignored: readonly string[];
 }
 
-type Kind = 'fcc' | 'connection' | 'configuration' | 'ip';
+type Kind = 'fcc' | 'connection' | 'configuration' | 'ip' | 'foreign-cluster';
 
 /** Every object of the documents, Lists unwrapped, with its kind and a name for messages. */
 function objectsOf(documents: readonly Document[], visit: (kind: Kind | undefined, value: unknown, name: string) => void): void {
@@ -40,6 +46,7 @@ function objectsOf(documents: readonly Document[], visit: (kind: Kind | undefine
     if (isConnectionObject(value)) return visit('connection', value, name);
     if (isConfigurationObject(value)) return visit('configuration', value, name);
     if (isHubIpObject(value)) return visit('ip', value, name);
+    if (isForeignClusterObject(value)) return visit('foreign-cluster', value, name);
     const listKind = isObject(value) ? stringField(value, 'kind') ?? '' : '';
     const items = isObject(value) && listKind.endsWith('List') ? field(value, 'items') : undefined;
     if (isObject(value) && isArray(items)) {
@@ -74,15 +81,20 @@ export function fccsFromDocuments(documents: readonly Document[]): FccDocuments 
   const fccs: ForeignClusterConnection[] = [];
   const connections: JsonObject[] = [];
   const configurations: LiqoConfiguration[] = [];
+  const foreignClusters: JsonObject[] = [];
   const ignored: string[] = [];
   objectsOf(documents, (kind, value, name) => {
     if (kind === 'fcc' && isObject(value)) fccs.push(decodeFcc(value, name));
+    else if (kind === 'foreign-cluster' && isObject(value)) foreignClusters.push(value);
     else if (kind === 'connection' && isObject(value)) connections.push(value);
     else if (kind === 'configuration' && isObject(value)) configurations.push(decodeConfiguration(value, name));
     else if (kind === 'ip') ignored.push(`${name}: an ${IP_KIND} of the hub's IPAM belongs in the --hub files, not with the leaf's objects`);
-    else ignored.push(`${name}: ${kindOf(value)}, not a ${FCC_KIND}, ${CONNECTION_KIND} or ${CONFIGURATION_KIND}`);
+    else ignored.push(`${name}: ${kindOf(value)}, not a ${FCC_KIND}, ${CONNECTION_KIND}, ${CONFIGURATION_KIND} or ${FOREIGN_CLUSTER_KIND}`);
   });
-  return { fccs, tunnels: tunnelStates(connections), configurations, ignored };
+  return {
+    fccs, tunnels: tunnelStates(connections), configurations,
+    consumers: foreignClusters.length === 0 ? undefined : consumersOf(foreignClusters), ignored,
+  };
 }
 
 export function hubFromDocuments(documents: readonly Document[]): HubDocuments {
@@ -97,7 +109,8 @@ export function hubFromDocuments(documents: readonly Document[]): HubDocuments {
       const ip = decodeHubIp(value, name);
       // Liqo's other IPs (the API server proxy's, a gateway's) carry no pod labels: not an offloaded pod, not a problem.
       if (ip !== undefined) ips.push(ip);
-    } else if (kind === 'connection') ignored.push(`${name}: a ${CONNECTION_KIND} of the hub is not read (the leaf's own say whether its tunnels are up)`);
+    } else if (kind === 'foreign-cluster') ignored.push(`${name}: a ${FOREIGN_CLUSTER_KIND} of the hub is not read (the leaf's own, in --shortcuts, say which hubs it has)`);
+    else if (kind === 'connection') ignored.push(`${name}: a ${CONNECTION_KIND} of the hub is not read (the leaf's own say whether its tunnels are up)`);
     else ignored.push(`${name}: ${kindOf(value)}, not an ${IP_KIND}, ${CONFIGURATION_KIND} or ${FCC_KIND}`);
   });
   return { fccs, ips, configurations, ignored };

@@ -3,6 +3,7 @@
 // be read are a source that fails, as a cluster that cannot be listed is (failing()), so a replica whose view no
 // longer follows its files turns not ready after --stale-view-after.
 import { dirname } from 'node:path';
+import { hubIpCount, readerBinding } from '../core/hubs.ts';
 import type { Logger } from '../log.ts';
 import { ProblemLatch } from '../util/problem-latch.ts';
 import { SerialTask } from '../util/serial-task.ts';
@@ -39,7 +40,7 @@ export class FileShortcutSource {
     await this.reload();
     // A path is watched as a folder and through its parent, so a file replaced by rename is noticed too.
     const { shortcuts, hub } = this.options.paths;
-    this.watching = watchPaths([...shortcuts, ...hub].flatMap((path) => [path, dirname(path)]),
+    this.watching = watchPaths([...shortcuts, ...hub.map((given) => readerBinding(given).value)].flatMap((path) => [path, dirname(path)]),
       () => void this.reload(), this.options.pollIntervalMs ?? 2000);
   }
 
@@ -75,7 +76,7 @@ export class FileShortcutSource {
     }
     // A broken edit is parsed (and reported) once, not on every poll until it is fixed; it is still failing.
     if (texts.ok && texts.value.fingerprint === this.brokenFingerprint) return;
-    const loaded = texts.ok ? parseShortcutTexts(texts.value, { hubGiven: this.options.paths.hub.length > 0 }) : texts;
+    const loaded = texts.ok ? parseShortcutTexts(texts.value) : texts;
     this.brokenFingerprint = !loaded.ok && texts.ok ? texts.value.fingerprint : undefined;
     if (!loaded.ok) {
       this.failure = { since: this.failure?.since ?? this.now(), problem: loaded.message };
@@ -90,9 +91,11 @@ export class FileShortcutSource {
     const { value } = loaded;
     this.fingerprint = value.fingerprint;
     for (const note of value.ignored) logger.warn({ document: note }, 'ignored a document in the shortcut files');
-    const snapshot = store.publish({ fccs: value.fccs, tunnels: value.tunnels, configurations: value.configurations, hub: value.hub });
+    const snapshot = store.publish({
+      fccs: value.fccs, tunnels: value.tunnels, configurations: value.configurations, hubs: value.hubs, consumers: value.consumers,
+    });
     logger.info({ version: snapshot.version, fccs: snapshot.fccs.length, tunnels: value.tunnels.size,
-      configurations: value.configurations.length, hubIps: value.hub.known ? value.hub.ips.size : null, files: value.files.length },
+      configurations: value.configurations.length, hubIps: hubIpCount(snapshot.hubs), files: value.files.length },
     'shortcut view loaded from files');
   }
 }

@@ -3,6 +3,7 @@ import { sameFcc, type ForeignClusterConnection } from '../core/fcc.ts';
 import { sameConfigurations, sameTunnel, type LiqoConfiguration, type TunnelStates } from '../core/leaf-views.ts';
 import { sameHubIp, type HubIp } from '../core/hub-ipam.ts';
 import { HUB_NOT_READ, type HubIpam } from '../core/hub-resolution.ts';
+import type { HubPart } from '../core/hubs.ts';
 import { buildSnapshot, type Snapshot } from '../core/snapshot.ts';
 
 /** What requests and the controller read. Sources (files, the API) write through a SnapshotStore. */
@@ -24,13 +25,16 @@ export interface ShortcutView {
 
 export type Clock = () => number;
 
-/** What a snapshot is built from, each part from its own source (or all three from the files). */
+/** What a snapshot is built from, each part from its own source (or all of them from the files). */
 export interface ViewParts {
+  /** FCCs of no hub in particular (the leaf's own, or --shortcuts files). */
   readonly fccs: readonly ForeignClusterConnection[];
   readonly tunnels: TunnelStates;
   readonly configurations: readonly LiqoConfiguration[];
-  /** The hub's IPAM objects (stock Liqo), or why they are not known. */
-  readonly hub: HubIpam;
+  /** Every hub reader's part at once (the files); cluster sources publish theirs one by one (publishHub). */
+  readonly hubs: readonly HubPart[];
+  /** The leaf's consumers from its ForeignClusters; undefined where they are not known. */
+  readonly consumers: readonly string[] | undefined;
 }
 
 function sameFccs(a: readonly ForeignClusterConnection[], b: readonly ForeignClusterConnection[]): boolean {
@@ -59,6 +63,17 @@ export function sameHub(a: HubIpam, b: HubIpam): boolean {
   return sameConfigurations(a.configurations, b.configurations) && sameIps(a, b);
 }
 
+function sameParts(a: readonly HubPart[], b: readonly HubPart[]): boolean {
+  return a.length === b.length && a.every((part, i) => {
+    const other = b[i];
+    return other !== undefined && part.id === other.id && part.away === other.away && sameHub(part.ipam, other.ipam) && sameFccs(part.fccs, other.fccs);
+  });
+}
+
+function sameConsumers(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  return a === undefined || b === undefined ? a === b : a.length === b.length && a.every((id, i) => id === b[i]);
+}
+
 function sameTunnels(a: TunnelStates, b: TunnelStates): boolean {
   if (a.size !== b.size) return false;
   for (const [peer, state] of a) {
@@ -76,7 +91,8 @@ export class SnapshotStore implements ShortcutView {
   private fccs: readonly ForeignClusterConnection[] = [];
   private tunnels: TunnelStates = new Map();
   private configurations: readonly LiqoConfiguration[] = [];
-  private hub: HubIpam = HUB_NOT_READ;
+  private hubs: readonly HubPart[] = [];
+  private consumers: readonly string[] | undefined = undefined;
   private stockInputs = 0;
   /** Lapses asked for (pauses seen); a lapse ends only when the sources listed again after the latest. */
   private lapses = 0;
@@ -166,12 +182,31 @@ export class SnapshotStore implements ShortcutView {
       this.configurations = parts.configurations;
       this.stockInputs = stockInputs + 1;
     }
-    if (parts.hub !== undefined && !sameHub(parts.hub, this.hub)) {
-      this.hub = parts.hub;
+    // A hub's FCCs are stock inputs too: which of them a slice's pairs come from follows its hub.
+    if (parts.hubs !== undefined && !sameParts(parts.hubs, this.hubs)) {
+      this.hubs = parts.hubs;
+      this.stockInputs = stockInputs + 1;
+    }
+    if (Object.hasOwn(parts, 'consumers') && !sameConsumers(parts.consumers, this.consumers)) {
+      this.consumers = parts.consumers;
       this.stockInputs = stockInputs + 1;
     }
     changed ||= this.stockInputs !== stockInputs;
     return changed || first ? this.rebuild() : this.snapshot;
+  }
+
+  /**
+   * One hub reader's part, by its cluster ID (undefined: the unbound reader), in the order readers were first
+   * published; the parts read so far decide, the others are not there yet.
+   */
+  publishHub(id: string | undefined, part: Partial<Omit<HubPart, 'id'>>): Snapshot {
+    const index = this.hubs.findIndex((existing) => existing.id === id);
+    const current = this.hubs[index] ?? { id, ipam: HUB_NOT_READ, fccs: [] };
+    const next: HubPart = {
+      id, ipam: part.ipam ?? current.ipam, fccs: part.fccs ?? current.fccs, away: Object.hasOwn(part, 'away') ? part.away : current.away,
+    };
+    const hubs = index < 0 ? [...this.hubs, next] : this.hubs.map((existing, i) => (i === index ? next : existing));
+    return this.publish({ hubs });
   }
 
   /** The source was read and matched the view: nothing to rebuild, but the view is fresh. */
@@ -182,8 +217,8 @@ export class SnapshotStore implements ShortcutView {
 
   private rebuild(): Snapshot {
     this.snapshot = buildSnapshot({
-      version: this.snapshot.version + 1, fccs: this.fccs, tunnels: this.tunnels, configurations: this.configurations, hub: this.hub,
-      stockInputs: this.stockInputs,
+      version: this.snapshot.version + 1, fccs: this.fccs, tunnels: this.tunnels, configurations: this.configurations,
+      hubs: this.hubs, consumers: this.consumers, stockInputs: this.stockInputs,
     });
     for (const listener of this.listeners) listener(this.snapshot);
     return this.snapshot;

@@ -201,10 +201,10 @@ test('--help works even when a variable holds a bad value', async () => {
 test('a --shortcuts flag beats SHORTCUT_WEBHOOK_SHORTCUTS_KUBECONFIG, and the reverse', async () => {
   const parsedFlag = parseCommand(['serve', '--shortcuts', 'a.yaml'], { SHORTCUT_WEBHOOK_SHORTCUTS_KUBECONFIG: 'hub' });
   assert.ok(parsedFlag.kind === 'serve');
-  assert.deepEqual([parsedFlag.config.source, parsedFlag.config.shortcutsKubeconfig], ['files', undefined]);
+  assert.deepEqual([parsedFlag.config.source, parsedFlag.config.shortcutsKubeconfigs], ['files', []]);
   const parsedEnv = parseCommand(['serve', '--shortcuts-kubeconfig', 'hub'], { SHORTCUT_WEBHOOK_SHORTCUTS: 'a.yaml' });
   assert.ok(parsedEnv.kind === 'serve');
-  assert.deepEqual([parsedEnv.config.source, parsedEnv.config.shortcutsKubeconfig], ['cluster', 'hub']);
+  assert.deepEqual([parsedEnv.config.source, parsedEnv.config.shortcutsKubeconfigs], ['cluster', [{ hub: undefined, value: 'hub' }]]);
 });
 
 test('--explain names the unusable FCC behind an address it left alone, with the reason', async () => {
@@ -301,7 +301,7 @@ test('every serve flag reads its SHORTCUT_WEBHOOK_ variable, and the flag wins',
   };
   const fromEnv = parseCommand(['serve'], env);
   assert.ok(fromEnv.kind === 'serve');
-  const read = (config: typeof fromEnv.config) => [config.host, config.port, config.opsPort, config.kubeconfig, config.shortcutsKubeconfig,
+  const read = (config: typeof fromEnv.config) => [config.host, config.port, config.opsPort, config.kubeconfig, config.shortcutsKubeconfigs[0]?.value,
     config.shortcutsNamespace, config.clusterId, config.resyncIntervalMs, config.logLevel, config.tls?.cert, config.tls?.key];
   assert.deepEqual(read(fromEnv.config), ['127.0.0.2', 9444, 8181, '/k', '/hub', 'liqo', 'cluster9', 60_000, 'debug', '/c', '/key']);
   const flags = parseCommand(['serve', '--host', '::1', '--port', '1', '--ops-port', '2', '--kubeconfig', '/k2', '--shortcuts-kubeconfig', '/hub2',

@@ -56,11 +56,15 @@ function publishWorld(store: SnapshotStore): void {
     fccs: [],
     configurations: [leafToHub, leafToCluster3, leafToCluster4].map((c) => decodeConfiguration(c)),
     tunnels: tunnels({ cluster3: 'Connected', cluster4: 'Connected' }),
-    hub: {
-      known: true,
-      ips: indexHubIps(hubIps.flatMap((object) => decodeHubIp(object) ?? [])),
-      configurations: [hubToCluster2, hubToCluster3, hubToCluster4].map((c) => decodeConfiguration(c)),
-    },
+    hubs: [{
+      id: undefined,
+      ipam: {
+        known: true,
+        ips: indexHubIps(hubIps.flatMap((object) => decodeHubIp(object) ?? [])),
+        configurations: [hubToCluster2, hubToCluster3, hubToCluster4].map((c) => decodeConfiguration(c)),
+      },
+      fccs: [],
+    }],
   });
 }
 

@@ -14,7 +14,7 @@ const RELEASED: Readonly<Record<string, string>> = {
   '0.2.0': '207bafa279a365a9',
   '0.3.0': '9c50ebc4545281d2',
   '0.4.0': '368b705017115b3b',
-  '0.5.0': '66772e0602e1248d',
+  '0.5.0': '00284b9f2ec76aa1',
 };
 
 function files(dir: string): string[] {

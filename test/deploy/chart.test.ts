@@ -397,6 +397,24 @@ describe('the chart with other values', () => {
     assert.doesNotMatch(rendered.notes, /mirrored/);
   });
 
+  test('shortcuts.hubs mounts one kubeconfig per hub, each reader bound to its hub, and hubNamespaces scopes them', () => {
+    const rendered = renderChart({ values: { shortcuts: {
+      source: 'hubKubeconfig', hubNamespaces: ['default', 'demo'],
+      hubs: [{ clusterId: 'cluster1', kubeconfigSecret: 'hub-cluster1' }, { clusterId: 'cluster9', kubeconfigSecret: 'hub-cluster9', kubeconfigKey: 'config' }],
+    } } });
+    assertValid(rendered);
+    const deployment = only(rendered.objects, 'Deployment');
+    const env = envOf(containerOf(deployment));
+    assert.equal(env.get(envNameOf('shortcuts-kubeconfig')), 'cluster1=/etc/shortcut-webhook/hubs/0/kubeconfig,cluster9=/etc/shortcut-webhook/hubs/1/kubeconfig');
+    assert.equal(env.get(envNameOf('hub-namespace')), 'default,demo');
+    const mounts = listAt(containerOf(deployment), 'volumeMounts');
+    for (const [secret, key, dir] of [['hub-cluster1', 'kubeconfig', '/etc/shortcut-webhook/hubs/0'], ['hub-cluster9', 'config', '/etc/shortcut-webhook/hubs/1']]) {
+      const volume = listAt(deployment, 'spec.template.spec.volumes').find((item) => at(item, 'secret.secretName') === secret);
+      assert.deepEqual(at(volume, 'secret.items'), [{ key, path: 'kubeconfig' }]);
+      assert.equal(at(mounts.find((item) => at(item, 'name') === at(volume, 'name')), 'mountPath'), dir);
+    }
+  });
+
   test('the default source grants FCC reads in the cluster and sets no hub kubeconfig', () => {
     const rendered = renderChart();
     assert.deepEqual(grants(only(rendered.objects, 'ClusterRole')), expectedLeafGrants({ fccInCluster: true }));

@@ -339,7 +339,7 @@ describe('the Deployment\'s command line, read by the real parser', () => {
     const command = parseCommand(argv, env);
     assert.equal(command.kind, 'serve', JSON.stringify(command));
     if (command.kind !== 'serve') return;
-    assert.equal(command.config.shortcutsKubeconfig, '/etc/shortcut-webhook/hub/kubeconfig');
+    assert.deepEqual(command.config.shortcutsKubeconfigs, [{ hub: undefined, value: '/etc/shortcut-webhook/hub/kubeconfig' }]);
     assert.equal(command.config.shortcutsNamespace, 'liqo');
     assert.equal(command.config.clusterId, 'cluster2');
     assert.equal(command.config.controller, false);

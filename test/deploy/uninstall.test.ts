@@ -106,7 +106,7 @@ describe('the restore before uninstalling', () => {
       assert.equal(parsed.config.source, 'files');
       assert.deepEqual(parsed.config.shortcuts, ['/tmp']);
       assert.deepEqual(parsed.config.hub, []);
-      assert.equal(parsed.config.shortcutsKubeconfig, undefined);
+      assert.deepEqual(parsed.config.shortcutsKubeconfigs, []);
       assert.equal(parsed.config.controller, true);
       // /tmp is the pod's emptyDir: nothing in it, so the view is empty and every rewritten address is restored.
       const mounts = listAt(containerOf(only(restored.objects, 'Deployment')), 'volumeMounts');

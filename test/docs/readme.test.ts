@@ -80,8 +80,8 @@ test('the files npm start serves answer the example review with the repair the R
   assert.ok(loaded.ok);
   const harness = await startHarness({ clusterId: 'cluster2' });
   try {
-    const { fccs, tunnels, configurations, hub } = loaded.value;
-    harness.store.publish({ fccs, tunnels, configurations, hub });
+    const { fccs, tunnels, configurations, hubs } = loaded.value;
+    harness.store.publish({ fccs, tunnels, configurations, hubs });
     const review = JSON.parse(readFileSync(`${root}examples/direct-connections/admission-review.json`, 'utf8')) as { request: { object: object } };
     const answer = await post1(harness.url, harness.certs.ca, JSON.stringify(review), { path: '/mutate/shadowendpointslices' });
     assert.equal(answer.status, 200);

@@ -92,8 +92,8 @@ test('a view that does not sync in time is exit 1 with a message, and the comman
   const chunks: Buffer[] = [];
   stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
   // The last test of the file: the failures stay injected until the server closes.
-  const config = { namespace: 'demo', target: { kind: 'name', name: 'web-1' }, kubeconfig, shortcutsKubeconfig: undefined,
-    shortcutsNamespace: undefined, clusterId: undefined, connectionStaleAfterMs: 30_000, output: 'text', resource: 'endpointslices' } as const;
+  const config = { namespace: 'demo', target: { kind: 'name', name: 'web-1' }, kubeconfig, shortcutsKubeconfigs: [],
+    shortcutsNamespace: undefined, hubNamespaces: [], clusterId: undefined, connectionStaleAfterMs: 30_000, output: 'text', resource: 'endpointslices' } as const;
   const code = await runExplain(config, { stdout: new PassThrough(), stderr, stdin: Readable.from([]) }, {}, { syncTimeoutMs: 300 });
   assert.equal(code, 1);
   const text = Buffer.concat(chunks).toString();

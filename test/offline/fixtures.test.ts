@@ -7,6 +7,7 @@
 //   explain.txt     optional: what `rewrite --explain` must print, run from the case's folder (so paths read
 //                   `input.yaml#1`): the reasons, shown through the offline command
 //   hub.yaml        optional: the hub's IPs and Configurations, given with --hub (the stock-Liqo path)
+//   hubs/<ID>.yaml  optional: one hub's IPs and Configurations each, given with --hub ID=PATH (a leaf with several hubs)
 //   args            optional extra flags, one per line (e.g. --cluster-id and its value)
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -33,14 +34,18 @@ function documents(text: string): unknown[] {
   return parseAllDocuments(text).map((document) => document.toJS());
 }
 
-/** `--hub <path>` when the case has a hub.yaml. */
-function hubArgs(dir: string, path: string): string[] {
-  return existsSync(join(dir, 'hub.yaml')) ? ['--hub', path] : [];
+/** `--hub <path>` when the case has a hub.yaml, and `--hub ID=<path>` for each hubs/<ID>.yaml (under `base`). */
+function hubArgs(dir: string, path: string, base = ''): string[] {
+  const bound = existsSync(join(dir, 'hubs'))
+    ? readdirSync(join(dir, 'hubs')).filter((name) => name.endsWith('.yaml')).sort()
+      .flatMap((name) => ['--hub', `${name.slice(0, -'.yaml'.length)}=${join(base, 'hubs', name)}`])
+    : [];
+  return [...(existsSync(join(dir, 'hub.yaml')) ? ['--hub', path] : []), ...bound];
 }
 
 for (const { name, dir } of cases()) {
   const args = existsSync(join(dir, 'args')) ? readFileSync(join(dir, 'args'), 'utf8').split('\n').filter(Boolean) : [];
-  const base = ['rewrite', '--shortcuts', join(dir, 'shortcuts.yaml'), ...hubArgs(dir, join(dir, 'hub.yaml')), ...args];
+  const base = ['rewrite', '--shortcuts', join(dir, 'shortcuts.yaml'), ...hubArgs(dir, join(dir, 'hub.yaml'), dir), ...args];
   const input = readFileSync(join(dir, 'input.yaml'), 'utf8');
 
   test(`fixture ${name}: prints expected.yaml`, async () => {

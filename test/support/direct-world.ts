@@ -8,6 +8,7 @@
 // the hub's external fd00:70::/64 seen by the leaf at fd00:71::/64.
 import { decodeHubIp, indexHubIps } from '../../src/core/hub-ipam.ts';
 import type { HubIpam } from '../../src/core/hub-resolution.ts';
+import type { HubPart } from '../../src/core/hubs.ts';
 import type { JsonObject } from '../../src/core/json.ts';
 import { decodeConfiguration, tunnelStates, type LiqoConfiguration, type TunnelStates } from '../../src/core/leaf-views.ts';
 import { buildSnapshot, type Snapshot } from '../../src/core/snapshot.ts';
@@ -57,7 +58,7 @@ export interface DirectWorld {
 let version = 0;
 
 /** The world's parts as a view store publishes them (SnapshotStore.publish). */
-export function directWorldParts(spec: DirectWorld = {}): { fccs: []; tunnels: TunnelStates; configurations: LiqoConfiguration[]; hub: HubIpam } {
+export function directWorldParts(spec: DirectWorld = {}): { fccs: []; tunnels: TunnelStates; configurations: LiqoConfiguration[]; hubs: HubPart[] } {
   const hub: HubIpam = spec.hubKnown === false ? { known: false, why: 'no hub source' } : {
     known: true,
     ips: indexHubIps((spec.ips ?? hubIps).flatMap((object) => decodeHubIp(object) ?? [])),
@@ -68,7 +69,7 @@ export function directWorldParts(spec: DirectWorld = {}): { fccs: []; tunnels: T
     fccs: [],
     tunnels: tunnelStates(Object.entries(tunnels).flatMap(([peer, values]) => values.map((value, i) => connectionObject(peer, value, `gw-${peer}-${i}`)))),
     configurations: (spec.leaf ?? [leafToHub, leafToCluster3, leafToCluster4]).map((c) => decodeConfiguration(c)),
-    hub,
+    hubs: [{ id: undefined, ipam: hub, fccs: [] }],
   };
 }
 

@@ -263,6 +263,8 @@ export function expectedLeafGrants(options: { readonly fccInCluster: boolean; re
     // One Event per transition of a peer's path (SPEC §10), on objects in Liqo's tenant namespaces: created, then its
     // series counted by patch.
     'events.k8s.io/events': ['create', 'patch'],
+    // Which peers are the leaf's consumers (its hubs), read where hub readers are given (one leaf, several hubs).
+    'core.liqo.io/foreignclusters': ['get', 'list', 'watch'],
   };
 }
 
