@@ -3,6 +3,7 @@
 // Shapes from liqotech/liqo apis/networking/v1beta1/{configuration,connection}_types.go (v1.2.0 e9f4428d, master
 // 557c199c): `cidr.pod` and `cidr.external` are lists since v1.0 (baee6830); a single string, as older objects and
 // hand-written files hold, is read as a list of one.
+import { instantText } from './instant.ts';
 import { overlaps, parseCidr, type Cidr, type Ipv4Cidr, type Ipv6Cidr } from './cidr.ts';
 import { isLiqoNetworkingObject } from './fcc.ts';
 import { field, isArray, isObject, objectAt, stringField, type JsonObject } from './json.ts';
@@ -45,7 +46,7 @@ export function tunnelWord(state: TunnelState): string {
 export function tunnelText(state: TunnelState, now: number): string {
   if (state.up || state.reason !== 'connection-stale') return tunnelWord(state);
   const age = Math.max(0, Math.round((now - state.lastHeartbeat) / 1000));
-  return `connection-stale (last heartbeat ${age}s ago, ${new Date(state.lastHeartbeat).toISOString()})`;
+  return `connection-stale (last heartbeat ${age}s ago, ${instantText(state.lastHeartbeat)})`;
 }
 
 /**
@@ -60,7 +61,7 @@ export function tunnelDown(peer: string, state: TunnelState | undefined): { read
   return {
     reason: state.reason,
     detail: `the leaf's Liqo Connection ${state.connection} to ${peer} reads Connected, but its gateway stopped reporting: `
-      + `no heartbeat since ${new Date(state.lastHeartbeat).toISOString()}`,
+      + `no heartbeat since ${instantText(state.lastHeartbeat)}`,
   };
 }
 

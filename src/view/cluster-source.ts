@@ -8,12 +8,11 @@ import { consumersOf, FOREIGN_CLUSTER_GROUP, FOREIGN_CLUSTER_PLURAL, FOREIGN_CLU
 import { isObject } from '../core/json.ts';
 import { CONFIGURATION_PLURAL, CONNECTION_PLURAL, decodeConfiguration, type LiqoConfiguration } from '../core/leaf-views.ts';
 import { OPTIONAL_RESOURCE_BACKOFF, type BackoffOptions } from '../util/backoff.ts';
-import { CONNECTION_STALE_AFTER_MS } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { TimeSource } from '../util/time-source.ts';
 import { readListPage } from '../kube/client.ts';
 import { earliestFailure, keepObject, ListWatch, type SourceFailure } from './list-watch.ts';
-import { ConnectionHeartbeats } from './connection-heartbeats.ts';
+import { CONNECTION_STALE_AFTER_MS, ConnectionHeartbeats } from './connection-heartbeats.ts';
 import { fccWatch } from './fcc-watch.ts';
 import { HubIpamSource } from './hub-source.ts';
 import type { SnapshotStore } from './shortcut-view.ts';

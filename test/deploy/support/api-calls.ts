@@ -37,21 +37,28 @@ const CONFIGURATIONS = { group: 'networking.liqo.io', resource: 'configurations'
 const FCCS = { group: 'networking.liqo.io', resource: 'foreignclusterconnections' } as const;
 const IPS = { group: 'ipam.liqo.io', resource: 'ips' } as const;
 const EVENTS = { group: 'events.k8s.io', resource: 'events' } as const;
+const FOREIGN_CLUSTERS = { group: 'core.liqo.io', resource: 'foreignclusters' } as const;
 
 /** The stored objects the controller passes over and heals: the same verb on each. */
 const stored = (verb: Grant['verb']): Grant[] => [{ ...SLICES, verb }, { ...SHADOWS, verb }];
 
 export const API_CALLS: readonly ApiCall[] = [
   // The view: FCCs where the shortcuts are read, the leaf's Connections and Configurations, the hub's IPs and Configurations.
-  { file: 'src/view/cluster-source.ts', call: 'watch', identity: 'serve', target: 'fccs', grants: [{ ...FCCS, verb: 'watch' }] },
-  { file: 'src/view/cluster-source.ts', call: 'listClusterCustomObject', identity: 'serve', target: 'fccs', grants: [{ ...FCCS, verb: 'list' }] },
-  { file: 'src/view/cluster-source.ts', call: 'listNamespacedCustomObject', identity: 'serve', target: 'fccs', grants: [{ ...FCCS, verb: 'list' }] },
-  { file: 'src/view/cluster-source.ts', call: 'watch', identity: 'serve', target: 'leaf', grants: [{ ...CONNECTIONS, verb: 'watch' }, { ...CONFIGURATIONS, verb: 'watch' }] },
-  { file: 'src/view/cluster-source.ts', call: 'listClusterCustomObject', identity: 'serve', target: 'leaf', grants: [{ ...CONNECTIONS, verb: 'list' }, { ...CONFIGURATIONS, verb: 'list' }] },
+  { file: 'src/view/fcc-watch.ts', call: 'watch', identity: 'serve', target: 'fccs', grants: [{ ...FCCS, verb: 'watch' }] },
+  { file: 'src/view/fcc-watch.ts', call: 'listClusterCustomObject', identity: 'serve', target: 'fccs', grants: [{ ...FCCS, verb: 'list' }] },
+  { file: 'src/view/fcc-watch.ts', call: 'listNamespacedCustomObject', identity: 'serve', target: 'fccs', grants: [{ ...FCCS, verb: 'list' }] },
+  // The leaf's Liqo objects; its ForeignClusters (which peers are its hubs) only where hub readers are given.
+  { file: 'src/view/cluster-source.ts', call: 'watch', identity: 'serve', target: 'leaf',
+    grants: [{ ...CONNECTIONS, verb: 'watch' }, { ...CONFIGURATIONS, verb: 'watch' }, { ...FOREIGN_CLUSTERS, verb: 'watch' }] },
+  { file: 'src/view/cluster-source.ts', call: 'listClusterCustomObject', identity: 'serve', target: 'leaf',
+    grants: [{ ...CONNECTIONS, verb: 'list' }, { ...CONFIGURATIONS, verb: 'list' }, { ...FOREIGN_CLUSTERS, verb: 'list' }] },
+  // The hub's IPs and Configurations, in every namespace or in each --hub-namespace.
   { file: 'src/view/hub-source.ts', call: 'watch', identity: 'serve', target: 'hub', grants: [{ ...IPS, verb: 'watch' }] },
   { file: 'src/view/hub-source.ts', call: 'listClusterCustomObject', identity: 'serve', target: 'hub', grants: [{ ...IPS, verb: 'list' }] },
+  { file: 'src/view/hub-source.ts', call: 'listNamespacedCustomObject', identity: 'serve', target: 'hub', grants: [{ ...IPS, verb: 'list' }] },
   { file: 'src/view/hub-source.ts', call: 'watch', identity: 'serve', target: 'hub', grants: [{ ...CONFIGURATIONS, verb: 'watch' }] },
   { file: 'src/view/hub-source.ts', call: 'listClusterCustomObject', identity: 'serve', target: 'hub', grants: [{ ...CONFIGURATIONS, verb: 'list' }] },
+  { file: 'src/view/hub-source.ts', call: 'listNamespacedCustomObject', identity: 'serve', target: 'hub', grants: [{ ...CONFIGURATIONS, verb: 'list' }] },
   // The controller: its passes over the stored objects, the healing watch, the Lease.
   { file: 'src/controller/lean-stored-objects.ts', call: 'send GET', identity: 'serve', target: 'leaf', grants: stored('list') },
   { file: 'src/controller/lean-stored-objects.ts', call: 'send GET', identity: 'serve', target: 'leaf', grants: stored('get') },
