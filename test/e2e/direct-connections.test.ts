@@ -31,8 +31,9 @@ import { buildLiqoWriter, liqoVersion } from './liqo-writer/build.ts';
 import { startCanary, type Canary } from './support/canary.ts';
 import { startControlPlane, type ControlPlane } from './support/control-plane.ts';
 import type { KubeClient, KubeObject, WatchEvent } from './support/kube-client.ts';
+import { seedDirectWorld } from './support/direct-world.ts';
 import {
-  createConfiguration, createConnection, createHubIp, createWithStatus, foreignCluster, installCrds, liqoCrds, shadowSlice,
+  shadowSlice,
   startLiqoWriter, type LiqoWriter,
 } from './support/liqo.ts';
 import {
@@ -159,23 +160,8 @@ describe(`Liqo ${liqoVersion()}'s direct connections on real Kubernetes ${kubern
     const canaryCerts = makeCerts(undefined, 'canary');
     made.push(canaryCerts.dir);
     canary = await startCanary(admin, canaryCerts);
-    const crds = liqoCrds();
-    for (const name of ['demo', 'probe', 'liqo-tenant-cluster1', 'liqo-tenant-cluster3']) {
-      await admin.ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-    }
-    for (const name of ['demo', 'liqo-tenant-cluster2', 'liqo-tenant-cluster3', 'liqo-tenant-cluster4']) {
-      await hubAdmin.ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-    }
-    await Promise.all([installCrds(admin, crds), installCrds(hubAdmin, [...crds, ...hubReflectorCrds()])]);
-
-    // The hub: its views of both leaves (remapped: all clusters declare 10.200/16) and the IPAM records of the
-    // offloaded pods on them.
-    await createConfiguration(hubAdmin, { peer: 'cluster2', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.71.0.0/16', remoteExternalView: '10.81.0.0/16' });
-    await createConfiguration(hubAdmin, { peer: 'cluster3', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.72.0.0/16', remoteExternalView: '10.82.0.0/16' });
-    await createConfiguration(hubAdmin, { peer: 'cluster4', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.73.0.0/16', remoteExternalView: '10.83.0.0/16' });
-    await createHubIp(hubAdmin, { pod: 'web-1', ip: '10.72.0.11', allocated: '10.70.0.4' });
-    await createHubIp(hubAdmin, { pod: 'web-2', ip: '10.73.0.12', allocated: '10.70.0.5' });
-    await createHubIp(hubAdmin, { pod: 'api-1', ip: '10.72.0.21', allocated: '10.70.0.6' });
+    // The direct world (support/direct-world.ts), with a namespace the hub does not offload and the reflector's CRDs.
+    await seedDirectWorld(admin, hubAdmin, { leafNamespaces: ['probe'], hubCrds: hubReflectorCrds() });
     // Its own node and the virtual nodes of the leaves (the reflector reads their cluster labels), the NamespaceMap
     // that offloads demo to the leaf, and the Services, before the reflector starts: it then reads the Services'
     // annotations from its first Handle on (a slice handled before its Service is cached is reflected as a plain one).
@@ -184,13 +170,6 @@ describe(`Liqo ${liqoVersion()}'s direct connections on real Kubernetes ${kubern
     await offloadNamespaces(hubAdmin, 'cluster2', ['demo']);
     await hubAdmin.ok('POST', '/api/v1/namespaces/demo/services', hubService('web', { directConnections: true }));
     await hubAdmin.ok('POST', '/api/v1/namespaces/demo/services', hubService('flip'));
-    // The leaf: the hub's ForeignCluster, its Configurations for the hub and for cluster3 (its direct network), and
-    // its Connection to cluster3. None for cluster4.
-    const hubCluster = foreignCluster('cluster1');
-    await createWithStatus(admin, hubCluster.object, hubCluster.status);
-    await createConfiguration(admin, { peer: 'cluster1', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.201.0.0/16', remoteExternalView: '10.202.0.0/16' });
-    await createConfiguration(admin, { peer: 'cluster3', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.203.0.0/16', remoteExternalView: '10.204.0.0/16' });
-    await createConnection(admin, 'cluster3', 'Connected');
 
     writer = startLiqoWriter(leaf.adminKubeconfig, join(logDir, 'liqo-writer.log'));
     reflector = await startHubReflector({

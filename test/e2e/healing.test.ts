@@ -26,8 +26,9 @@ import { liqoVersion } from './liqo-writer/build.ts';
 import { startCanary, type Canary } from './support/canary.ts';
 import { startControlPlane, type ControlPlane } from './support/control-plane.ts';
 import type { KubeClient, KubeObject, WatchEvent } from './support/kube-client.ts';
+import { seedDirectWorld } from './support/direct-world.ts';
 import {
-  createConfiguration, createConnection, createHubIp, createWithStatus, foreignCluster, installCrds, liqoCrds, shadowSlice,
+  shadowSlice,
   startLiqoWriter, type LiqoWriter, type ShadowSpec,
 } from './support/liqo.ts';
 import { pathOf, shippedManifests } from './support/objects.ts';
@@ -234,27 +235,7 @@ describe(`healing and fencing with two replicas: Liqo ${liqoVersion()}'s leaf wr
       }
     }, 100);
 
-    const crds = liqoCrds();
-    for (const name of ['demo', 'liqo-tenant-cluster1', 'liqo-tenant-cluster3']) {
-      await admin.ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-    }
-    for (const name of ['demo', 'liqo-tenant-cluster2', 'liqo-tenant-cluster3', 'liqo-tenant-cluster4']) {
-      await hubAdmin.ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-    }
-    await Promise.all([installCrds(admin, crds), installCrds(hubAdmin, crds)]);
-    // The hub: its views of the leaves (remapped) and the IPAM records of the offloaded pods.
-    await createConfiguration(hubAdmin, { peer: 'cluster2', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.71.0.0/16', remoteExternalView: '10.81.0.0/16' });
-    await createConfiguration(hubAdmin, { peer: 'cluster3', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.72.0.0/16', remoteExternalView: '10.82.0.0/16' });
-    await createConfiguration(hubAdmin, { peer: 'cluster4', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.73.0.0/16', remoteExternalView: '10.83.0.0/16' });
-    await createHubIp(hubAdmin, { pod: 'web-1', ip: '10.72.0.11', allocated: '10.70.0.4' });
-    await createHubIp(hubAdmin, { pod: 'web-2', ip: '10.73.0.12', allocated: '10.70.0.5' });
-    await createHubIp(hubAdmin, { pod: 'api-1', ip: '10.72.0.21', allocated: '10.70.0.6' });
-    // The leaf: the hub's ForeignCluster, its Configurations for the hub and for cluster3, its Connection to cluster3.
-    const hubCluster = foreignCluster('cluster1');
-    await createWithStatus(admin, hubCluster.object, hubCluster.status);
-    await createConfiguration(admin, { peer: 'cluster1', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.201.0.0/16', remoteExternalView: '10.202.0.0/16' });
-    await createConfiguration(admin, { peer: 'cluster3', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.203.0.0/16', remoteExternalView: '10.204.0.0/16' });
-    await createConnection(admin, 'cluster3', 'Connected');
+    await seedDirectWorld(admin, hubAdmin);
     writer = startLiqoWriter(leaf.adminKubeconfig, join(logDir, 'liqo-writer.log'));
     reflector = new HubReflector(admin, 'demo');
   });

@@ -33,8 +33,9 @@ import {
   USE_DIRECT_CONNECTIONS, type HubEndpoint, type HubReflectorProcess,
 } from './support/hub.ts';
 import type { KubeClient, KubeObject, WatchEvent } from './support/kube-client.ts';
+import { DIRECT_WORLD_HUB_IPS, seedDirectWorld } from './support/direct-world.ts';
 import {
-  createConfiguration, createConnection, createHubIp, createWithStatus, foreignCluster, installCrds, liqoCrds, shadowSlice,
+  createHubIp, shadowSlice,
   startLiqoWriter, type LiqoWriter,
 } from './support/liqo.ts';
 import { pathOf, shippedManifests } from './support/objects.ts';
@@ -136,22 +137,14 @@ describe(`the hub's writes from Liqo ${liqoVersion()}'s own EndpointSlice reflec
     const canaryCerts = makeCerts(undefined, 'canary');
     made.push(canaryCerts.dir);
     canary = await startCanary(admin, canaryCerts);
-    for (const name of ['demo', 'liqo-tenant-cluster1', 'liqo-tenant-cluster3']) {
-      await admin.ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-    }
-    for (const name of ['demo', 'liqo-tenant-cluster2', 'liqo-tenant-cluster3', 'liqo-tenant-cluster4']) {
-      await hubAdmin.ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-    }
-    await Promise.all([installCrds(admin, liqoCrds()), installCrds(hubAdmin, [...liqoCrds(), ...hubReflectorCrds()])]);
-
-    // The hub: its views of the leaves (remapped: all declare 10.200/16), the IPAM records of the offloaded pods, its
-    // own node and the virtual nodes of the three leaves, and the NamespaceMap offloading demo to the leaf.
-    await createConfiguration(hubAdmin, { peer: 'cluster2', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.71.0.0/16', remoteExternalView: '10.81.0.0/16' });
-    await createConfiguration(hubAdmin, { peer: 'cluster3', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.72.0.0/16', remoteExternalView: '10.82.0.0/16' });
-    await createConfiguration(hubAdmin, { peer: 'cluster4', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.73.0.0/16', remoteExternalView: '10.83.0.0/16' });
-    await createHubIp(hubAdmin, { pod: 'web-1', ip: '10.72.0.11', allocated: '10.70.0.4' });
-    await createHubIp(hubAdmin, { pod: 'web-2', ip: '10.73.0.12', allocated: '10.70.0.5' });
-    await createHubIp(hubAdmin, { pod: 'db-0', ip: '10.72.0.21', allocated: '10.70.0.6' });
+    // The direct world (support/direct-world.ts), with db-0 where it has api-1, the reflector's CRDs on the hub, and
+    // the hub's external CIDR in the leaf's Configuration for it.
+    await seedDirectWorld(admin, hubAdmin, {
+      hubCrds: hubReflectorCrds(),
+      hubIps: DIRECT_WORLD_HUB_IPS.map((ip) => (ip.pod === 'api-1' ? { ...ip, pod: 'db-0' } : ip)),
+      hubExternal: '10.70.0.0/16',
+    });
+    // On top: the hub's own node and the virtual nodes of the three leaves, and the NamespaceMap offloading demo to the leaf.
     await hubAdmin.ok('POST', '/api/v1/nodes', hubNode(HUB_NODE));
     for (const cluster of ['cluster2', 'cluster3', 'cluster4']) await hubAdmin.ok('POST', '/api/v1/nodes', hubNode(`liqo-${cluster}`, cluster));
     await offloadNamespaces(hubAdmin, 'cluster2', ['demo']);
@@ -160,13 +153,6 @@ describe(`the hub's writes from Liqo ${liqoVersion()}'s own EndpointSlice reflec
     // annotation from its first Handle on. A slice handled before its Service is cached is reflected as a plain one.
     await hubAdmin.ok('POST', '/api/v1/namespaces/demo/services', hubService('stock'));
     await hubAdmin.ok('POST', '/api/v1/namespaces/demo/services', hubService('web', { directConnections: true }));
-    // The leaf: the hub's ForeignCluster, its Configurations for the hub and for cluster3 (its direct network), and
-    // its Connection to cluster3. None for cluster4.
-    const hubCluster = foreignCluster('cluster1');
-    await createWithStatus(admin, hubCluster.object, hubCluster.status);
-    await createConfiguration(admin, { peer: 'cluster1', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.201.0.0/16', remoteExternal: '10.70.0.0/16', remoteExternalView: '10.202.0.0/16' });
-    await createConfiguration(admin, { peer: 'cluster3', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.203.0.0/16', remoteExternalView: '10.204.0.0/16' });
-    await createConnection(admin, 'cluster3', 'Connected');
     writer = startLiqoWriter(leaf.adminKubeconfig, join(logDir, 'liqo-writer.log'));
   });
 

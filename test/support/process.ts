@@ -1,5 +1,6 @@
 // The real executable as a child process: what the kubelet runs, signals included.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { errorMessage } from '../../src/util/errors.ts';
 import { waitFor } from './wait-for.ts';
 
 const bin = new URL('../../bin/shortcut-webhook.js', import.meta.url).pathname;
@@ -54,7 +55,7 @@ async function launch(args: readonly string[], env: NodeJS.ProcessEnv, cwd?: str
   }, { timeoutMs: 20_000, description: 'the server says it is serving' }).catch((error: unknown) => {
     // The caller never gets the child to stop: left running, it would keep the test file's process alive for good.
     child.kill('SIGKILL');
-    throw new Error(`${error instanceof Error ? error.message : String(error)}; what it said:\n${lines.join('\n')}`);
+    throw new Error(`${errorMessage(error)}; it printed:\n${lines.join('\n')}`, { cause: error });
   });
   if (serving.msg === undefined) throw new Error(`server exited early with code ${exitCode}:\n${lines.join('\n')}`);
   return { child, lines, exited, webhookPort: serving.webhook?.[0]?.port ?? 0, opsPort: serving.ops?.[0]?.port ?? 0 };

@@ -15,36 +15,64 @@ import { freePortOutsideEphemeralRange } from '../../support/free-port.ts';
 import { startServer, type RunningServer } from '../../support/process.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import type { ControlPlane } from './control-plane.ts';
-import type { KubeClient } from './kube-client.ts';
-import type { KubeObject } from './kube-client.ts';
+import type { KubeClient, KubeObject } from './kube-client.ts';
 import { createConfiguration, createConnection, createHubIp, createWithStatus, foreignCluster, installCrds, liqoCrds, shadowSlice } from './liqo.ts';
 import { pathOf, shippedManifests } from './objects.ts';
 import { CONVERGE } from './world-paths.ts';
 
-/** Namespaces, Liqo's CRDs on both, the hub's Configurations and IPs, the leaf's ForeignCluster, Configurations and Connection. */
-export async function seedDirectWorld(admin: KubeClient, hubAdmin: KubeClient): Promise<void> {
+/** A hub IPAM record of an offloaded pod: the pod's name, its address as the hub sees it, the address allocated for it. */
+export interface HubIpSeed {
+  readonly pod: string;
+  readonly ip: string;
+  readonly allocated: string;
+}
+
+/** The IPAM records of the world above. */
+export const DIRECT_WORLD_HUB_IPS: readonly HubIpSeed[] = [
+  { pod: 'web-1', ip: '10.72.0.11', allocated: '10.70.0.4' },
+  { pod: 'web-2', ip: '10.73.0.12', allocated: '10.70.0.5' },
+  { pod: 'api-1', ip: '10.72.0.21', allocated: '10.70.0.6' },
+];
+
+/** What a suite adds to the world: the builder seeds the same hub and leaf for every suite, these on top. */
+export interface DirectWorldOptions {
+  /** Namespaces on the leaf besides demo and the tenant namespaces of cluster1 and cluster3. */
+  readonly leafNamespaces?: readonly string[];
+  /** CRDs on the hub besides Liqo's (the reflector's NamespaceMap and the virtual kubelet's). */
+  readonly hubCrds?: readonly KubeObject[];
+  /** The hub's IPAM records, in place of DIRECT_WORLD_HUB_IPS. */
+  readonly hubIps?: readonly HubIpSeed[];
+  /** The hub's external CIDR in the leaf's Configuration for it (`spec.remote.cidr.external`), where a suite needs it. */
+  readonly hubExternal?: string;
+}
+
+/**
+ * The one world of the e2e suites on Liqo's direct connections (healing, hub-reflector, direct-connections, status):
+ * namespaces, Liqo's CRDs on both, the hub's Configurations and IPs, the leaf's ForeignCluster, Configurations and
+ * Connection. Each suite adds its own on top (nodes, Services, the NamespaceMap, writers).
+ */
+export async function seedDirectWorld(admin: KubeClient, hubAdmin: KubeClient, options: DirectWorldOptions = {}): Promise<void> {
   const crds = liqoCrds();
-  for (const name of ['demo', 'liqo-tenant-cluster1', 'liqo-tenant-cluster3']) {
+  for (const name of ['demo', ...(options.leafNamespaces ?? []), 'liqo-tenant-cluster1', 'liqo-tenant-cluster3']) {
     await admin.ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   }
   for (const name of ['demo', 'liqo-tenant-cluster2', 'liqo-tenant-cluster3', 'liqo-tenant-cluster4']) {
     await hubAdmin.ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
   }
-  await Promise.all([installCrds(admin, crds), installCrds(hubAdmin, crds)]);
+  await Promise.all([installCrds(admin, crds), installCrds(hubAdmin, [...crds, ...(options.hubCrds ?? [])])]);
 
   // The hub: its views of both leaves (remapped: all clusters declare 10.200/16) and the IPAM records of the
   // offloaded pods on them.
   await createConfiguration(hubAdmin, { peer: 'cluster2', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.71.0.0/16', remoteExternalView: '10.81.0.0/16' });
   await createConfiguration(hubAdmin, { peer: 'cluster3', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.72.0.0/16', remoteExternalView: '10.82.0.0/16' });
   await createConfiguration(hubAdmin, { peer: 'cluster4', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.73.0.0/16', remoteExternalView: '10.83.0.0/16' });
-  await createHubIp(hubAdmin, { pod: 'web-1', ip: '10.72.0.11', allocated: '10.70.0.4' });
-  await createHubIp(hubAdmin, { pod: 'web-2', ip: '10.73.0.12', allocated: '10.70.0.5' });
-  await createHubIp(hubAdmin, { pod: 'api-1', ip: '10.72.0.21', allocated: '10.70.0.6' });
+  for (const ip of options.hubIps ?? DIRECT_WORLD_HUB_IPS) await createHubIp(hubAdmin, ip);
   // The leaf: the hub's ForeignCluster, its Configurations for the hub and for cluster3 (its direct network), and
   // its Connection to cluster3. None for cluster4.
   const hubCluster = foreignCluster('cluster1');
   await createWithStatus(admin, hubCluster.object, hubCluster.status);
-  await createConfiguration(admin, { peer: 'cluster1', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.201.0.0/16', remoteExternalView: '10.202.0.0/16' });
+  await createConfiguration(admin, { peer: 'cluster1', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.201.0.0/16',
+    ...(options.hubExternal === undefined ? {} : { remoteExternal: options.hubExternal }), remoteExternalView: '10.202.0.0/16' });
   await createConfiguration(admin, { peer: 'cluster3', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.203.0.0/16', remoteExternalView: '10.204.0.0/16' });
   await createConnection(admin, 'cluster3', 'Connected');
 }
