@@ -12,7 +12,7 @@
 //               `status.ip`) and unlisted, so Liqo maps it through the hub's external CIDR, as without the annotation;
 //   unresolved  left as it is, with the reason.
 // Every move is Liqo's RemapMask (cidr.ts moveInto). Pure: the snapshot is read, inputs are never mutated.
-import { moveInto, within, type Cidr } from './cidr.ts';
+import { encloses, moveInto, within } from './cidr.ts';
 import type { HubIp } from './hub-ipam.ts';
 import {
   directNetworkTo, IPV4_ACCESS, IPV6_ACCESS, namesPod, type FamilyAccess, type PodRef, type Span,
@@ -603,10 +603,6 @@ export interface PeerDirectConnections {
   readonly detail: string;
 }
 
-function contains(outer: Cidr, inner: Cidr): boolean {
-  return outer.family === inner.family && outer.network <= inner.network && inner.last <= outer.last;
-}
-
 /**
  * Per peer of the hub's Configurations (not the leaf itself): `direct` where the hub's view of the peer lies in what
  * the leaf declares for it, `repaired` where it does once moved back, `hub-path` without a usable direct network but
@@ -634,10 +630,10 @@ export function peerDirectConnections(snapshot: Snapshot, leafCluster: string | 
     }
     const declared = leafConfigurations.flatMap((c) => c.podMappings.map((m) => m.declared));
     const mappings = hub.configurations.filter((c) => c.remoteCluster === peer).flatMap((c) => c.podMappings);
-    if (mappings.length > 0 && mappings.every((m) => declared.some((d) => contains(d, m.seen)))) {
+    if (mappings.length > 0 && mappings.every((m) => declared.some((d) => encloses(d, m.seen)))) {
       return { peer, state: 'direct', reason: null, detail: `the hub's view of ${peer} lies in what this leaf declares for it` };
     }
-    if (mappings.length > 0 && mappings.every((m) => declared.some((d) => contains(d, m.declared)))) {
+    if (mappings.length > 0 && mappings.every((m) => declared.some((d) => encloses(d, m.declared)))) {
       return { peer, state: 'repaired', reason: null, detail: `the hub remapped ${peer} (${mappings.map((m) => `${m.seen.text} -> ${m.declared.text}`).join(', ')}): moved back` };
     }
     return { peer, state: 'unresolved', reason: 'outside-declared', detail: `the hub's view of ${peer}, moved back, is outside what this leaf declares for it` };

@@ -2,15 +2,15 @@
 import { hasHostBits, overlaps, parseCidr, type Cidr } from './cidr.ts';
 import { ipv4, ipv6 } from './ip.ts';
 import type { ForeignClusterConnection, SideNetworking } from './fcc.ts';
-import { localOverlap, NO_LEAF_VIEWS, TUNNEL_CONNECTED, type LeafViews, type TunnelStates } from './leaf-views.ts';
+import { localOverlap, NO_LEAF_VIEWS, targetMismatch, TUNNEL_CONNECTED, type LeafViews, type TunnelStates } from './leaf-views.ts';
 
 export type UnusableReason =
   | 'not-connected' | 'tunnel-down' | 'invalid-cidr' | 'family-mismatch'
-  | 'prefix-mismatch' | 'conflict' | 'chain' | 'local-overlap' | 'not-this-cluster';
+  | 'prefix-mismatch' | 'conflict' | 'chain' | 'local-overlap' | 'target-mismatch' | 'not-this-cluster';
 
 export const UNUSABLE_REASONS: readonly UnusableReason[] = [
   'not-connected', 'tunnel-down', 'invalid-cidr', 'family-mismatch',
-  'prefix-mismatch', 'conflict', 'chain', 'local-overlap', 'not-this-cluster',
+  'prefix-mismatch', 'conflict', 'chain', 'local-overlap', 'target-mismatch', 'not-this-cluster',
 ];
 
 /** A rewrite rule: addresses of `peer`'s pods in `hubPrefix` are reached directly at the same host in `shortcutPrefix`. */
@@ -93,6 +93,8 @@ function candidate(fcc: ForeignClusterConnection, clusterId: string, leaf: LeafS
   // before conflicts and chains, which only candidates take part in.
   const overlap = localOverlap(leaf.views, hubPrefix, peer);
   if (overlap !== undefined) return unusable(fcc.ref, peer, 'local-overlap', overlap);
+  const mismatch = targetMismatch(leaf.views, shortcutPrefix, peer);
+  if (mismatch !== undefined) return unusable(fcc.ref, peer, 'target-mismatch', mismatch);
   return { fcc, pair: { fcc: fcc.ref, peer, hubPrefix, shortcutPrefix } };
 }
 

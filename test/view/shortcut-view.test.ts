@@ -79,7 +79,7 @@ test('tunnel states: the same states keep the snapshot, a changed one makes a ne
 
 test('Configurations: the same views (a condition moved, another order) keep the snapshot, a moved view makes a new one', () => {
   const { store, notified } = storeWithListener();
-  store.publishFccs([fcc({ aPod: '10.200.0.0/16', aRemapped: '10.201.0.0/16' })]);
+  store.publishFccs([fcc({ aPod: '10.200.0.0/16', aRemapped: '10.61.0.0/16' })]);
   const hub = configurationObject({ peer: 'cluster1' });
   const peer = configurationObject({ peer: 'cluster3', remotePodView: '10.61.0.0/16' });
   store.publishConfigurations([decodeConfiguration(hub), decodeConfiguration(peer)]);
