@@ -55,6 +55,11 @@ export function hubPrefixFor(fcc: ForeignClusterConnection, clusterId: string): 
   return parseCidr(localSide(fcc, clusterId)?.side?.podCIDR ?? '');
 }
 
+/** The shortcut prefix an FCC gives this cluster, usable or not: where the product may have written addresses. */
+export function shortcutPrefixFor(fcc: ForeignClusterConnection, clusterId: string): Cidr | undefined {
+  return parseCidr(localSide(fcc, clusterId)?.side?.remappedPodCIDR ?? '');
+}
+
 export function notThisCluster(fcc: ForeignClusterConnection, clusterId: string): UnusableState {
   return unusable(fcc.ref, undefined, 'not-this-cluster',
     `connects ${fcc.clusterA ?? '?'} and ${fcc.clusterB ?? '?'}, not ${clusterId} and another cluster`);

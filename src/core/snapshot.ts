@@ -17,6 +17,8 @@ export interface Snapshot {
   /** Grows by one with every rebuild, so logs and `/debug/pairs` can say which view answered. */
   readonly version: number;
   readonly fccs: readonly ForeignClusterConnection[];
+  /** FCCs the view held before and no longer does: they make no pair, but their spaces still vouch for records (trust.ts). */
+  readonly formerFccs: readonly ForeignClusterConnection[];
   /** The leaf's Liqo Connections by peer; empty when none are known (the FCCs alone decide). */
   readonly tunnels: TunnelStates;
   /** The leaf's Liqo Configurations; empty when none are known (no local-overlap, no hub-external). */
@@ -42,6 +44,7 @@ export interface Snapshot {
 export interface SnapshotInput {
   readonly version: number;
   readonly fccs: readonly ForeignClusterConnection[];
+  readonly formerFccs?: readonly ForeignClusterConnection[];
   readonly tunnels?: TunnelStates;
   readonly configurations?: readonly LiqoConfiguration[];
   readonly hub?: HubIpam;
@@ -95,6 +98,7 @@ export function buildSnapshot(input: SnapshotInput): Snapshot {
   return Object.freeze({
     version: input.version,
     fccs,
+    formerFccs: Object.freeze([...input.formerFccs ?? []]),
     tunnels,
     views: leaf,
     hub,
