@@ -80,6 +80,11 @@ export class Metrics {
     help: 'Addresses left unchanged and unflagged by admission reviews, by reason: not-canonical, no-fcc, not-hub-external, no-pair, or on the stock path hub-external, no-hub-ip, no-peer, no-shortcut, tunnel-down, connection-stale.',
     labelNames: ['reason'] as const, registers: [this.registry],
   });
+  readonly recordsIgnored = new Counter({
+    name: `${PREFIX}records_ignored_total`,
+    help: 'Entries of the product\'s records (original addresses, a shadow\'s restore data) on reviewed or stored objects that the product could not have written, and did not use, by resource.',
+    labelNames: ['resource'] as const, registers: [this.registry],
+  });
   readonly shadowAddresses = new Counter({
     name: `${PREFIX}shadow_addresses_total`,
     help: 'Addresses listed in ShadowEndpointSlices\' liqo.io/direct-connections-data by reviews, by outcome: direct, repaired, hub-path, unresolved.',
@@ -166,6 +171,7 @@ export class Metrics {
     }
     for (const reason of UNTOUCHED_REASONS) this.addressesUntouched.inc({ reason }, 0);
     for (const resource of ADMISSION_RESOURCES) for (const reason of HEAL_REASONS) this.objectsHealed.inc({ resource, reason }, 0);
+    for (const resource of ADMISSION_RESOURCES) this.recordsIgnored.inc({ resource }, 0);
   }
 
   /** The view's path per peer, replacing the last: a peer gone from the view has no series. */
@@ -191,6 +197,12 @@ export class Metrics {
     const { untouched } = outcome.rewrite;
     for (const reason of UNTOUCHED_REASONS) if (untouched[reason] > 0) this.addressesUntouched.inc({ reason }, untouched[reason]);
     if (outcome.kind === 'patched') this.observeEdits(outcome.rewrite.edits);
+    this.observeIgnored('endpointslices', outcome.rewrite.ignored.length);
+  }
+
+  /** Record entries a review or a pass did not use (core/trust.ts). */
+  observeIgnored(resource: AdmissionResource, count: number): void {
+    if (count > 0) this.recordsIgnored.inc({ resource }, count);
   }
 
   /**
@@ -210,6 +222,7 @@ export class Metrics {
     if (outcome.kind !== 'patched' && outcome.kind !== 'unchanged') return;
     const counts = outcomeCounts(outcome.rewrite.addresses);
     for (const name of SHADOW_OUTCOMES) if (counts[name] > 0) this.shadowAddresses.inc({ outcome: name }, counts[name]);
+    this.observeIgnored('shadowendpointslices', outcome.rewrite.ignored.length);
   }
 
   /** Bodies refused before a review exists (400, 413, 415): counted as errors of an unknown operation, by the route they were sent to. */

@@ -4,7 +4,7 @@ import { isUnchanged, rewriteEndpointSlice, type TraceObserver } from '../core/r
 import type { Snapshot } from '../core/snapshot.ts';
 import { encodedPatch } from './patch.ts';
 import { Outcome, type ReviewOutcome } from './responses.ts';
-import { notForRule, type AdmissionRequest } from './review.ts';
+import { notForRule, recordCheck, type AdmissionRequest } from './review.ts';
 
 export interface ReviewOptions {
   /** `--cluster-id`: the local cluster for slices without the destination label. */
@@ -23,7 +23,9 @@ export function reviewEndpointSlice(request: AdmissionRequest, snapshot: Snapsho
   // review, a tool that strips them) is read as what the API server says it is.
   const object = kind === undefined ? request.object : asEndpointSlice(request.object);
   // Liqo's writer sends every address itself: none of them is ours to restore (SliceOptions.addressesAsSent).
-  const rewrite = rewriteEndpointSlice(object, snapshot, { clusterId: options.clusterId, addressesAsSent: request.fieldManager === LIQO_WRITER_MANAGER }, options.observe);
+  const rewrite = rewriteEndpointSlice(object, snapshot, {
+    clusterId: options.clusterId, addressesAsSent: request.fieldManager === LIQO_WRITER_MANAGER, records: recordCheck(request),
+  }, options.observe);
   if (isSkip(rewrite)) return Outcome.skipped(rewrite.skip, rewrite.detail);
   // The patch is made here, inside the route's error handling: a failure to make it is an allowed write, not a 500.
   return isUnchanged(rewrite) ? Outcome.unchanged(rewrite) : Outcome.patched(rewrite, encodedPatch(rewrite));

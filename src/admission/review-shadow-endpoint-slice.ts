@@ -4,7 +4,7 @@ import { repairShadowEndpointSlice, type ShadowRepair } from '../core/direct-con
 import { asShadowEndpointSlice, SHADOW_GROUP, SHADOW_KIND, SHADOW_VERSION } from '../core/shadow-endpoint-slice.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import { Outcome, type ReviewOutcome } from './responses.ts';
-import { notForRule, type AdmissionRequest } from './review.ts';
+import { notForRule, recordCheck, type AdmissionRequest } from './review.ts';
 import { encodedShadowPatch } from './shadow-patch.ts';
 
 /** What a review answers with: the repair, never a skip (a skip is the outcome's own kind). */
@@ -23,7 +23,7 @@ export function reviewShadowEndpointSlice(request: AdmissionRequest, snapshot: S
   const { kind } = request;
   // As for EndpointSlices: the review's kind vouches for an object written without apiVersion/kind.
   const object = kind === undefined ? request.object : asShadowEndpointSlice(request.object);
-  const repair = repairShadowEndpointSlice(object, snapshot, { clusterId: options.clusterId });
+  const repair = repairShadowEndpointSlice(object, snapshot, { clusterId: options.clusterId, records: recordCheck(request) });
   if (repair.kind === 'skip') return Outcome.skipped(repair.reason, repair.detail);
   // The patch is made here, inside the route's error handling: a failure to make it is an allowed write, not a 500.
   return repair.kind === 'unchanged' ? Outcome.unchanged(repair) : Outcome.patched(repair, encodedShadowPatch(repair));

@@ -1,6 +1,8 @@
 // Decodes an AdmissionReview from untrusted JSON: v1, or v1beta1 answered in kind. No casts, only narrowing.
 import { field, isObject, objectField, stringField, type Json, type JsonObject } from '../core/json.ts';
+import { PRODUCT_FIELD_MANAGER } from '../core/endpoint-slice.ts';
 import { failure, success, type Result } from '../core/result.ts';
+import { SPACES_ONLY, type RecordCheck } from '../core/trust.ts';
 
 export const REVIEW_V1 = 'admission.k8s.io/v1';
 export const REVIEW_V1BETA1 = 'admission.k8s.io/v1beta1';
@@ -16,6 +18,8 @@ export interface AdmissionRequest {
   readonly dryRun: boolean;
   /** The object exactly as the API server sent it: the patch is computed against this. */
   readonly object: Json | undefined;
+  /** The object as stored before this write (UPDATE); what a record in the write must already be in. */
+  readonly oldObject: Json | undefined;
   /** The writer's field manager (`request.options.fieldManager` of its create, update or apply), where it gave one. */
   readonly fieldManager?: string | undefined;
 }
@@ -54,6 +58,7 @@ export function decodeReview(body: unknown): DecodedReview {
     operation,
     dryRun: field(request, 'dryRun') === true,
     object: field(request, 'object'),
+    oldObject: field(request, 'oldObject') ?? undefined,
     fieldManager: stringField(objectField(request, 'options') ?? {}, 'fieldManager'),
   });
 }
@@ -72,4 +77,14 @@ export function notForRule<R extends string>(request: AdmissionRequest, expected
     return { reason: wrongKind, detail: `${kind.group}/${kind.version} ${kind.kind} is not ${expected.group}/${expected.version} ${expected.kind}` };
   }
   return undefined;
+}
+
+/**
+ * A record in another writer's write counts only where the stored object already carries it: Liqo's writers copy
+ * the hub's annotations, so a record arriving with their write may be a hub tenant's. The product's own writes (its
+ * field manager) carry records it wrote. A leaf principal able to write with that field manager could write the
+ * addresses themselves, so the field manager is no weaker a proof than the service account (`userInfo`).
+ */
+export function recordCheck(request: AdmissionRequest): RecordCheck {
+  return request.fieldManager === PRODUCT_FIELD_MANAGER ? SPACES_ONLY : { against: 'stored', stored: request.oldObject };
 }

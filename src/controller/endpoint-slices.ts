@@ -2,7 +2,7 @@
 // webhook's rewrite as a guarded patch).
 import { MANAGED_BY_LABEL, REFLECTION_MANAGER } from '../core/endpoint-slice.ts';
 import { namespacedName } from '../core/object-name.ts';
-import { describeEdits } from '../log.ts';
+import { describeEdits, logIgnoredRecords } from '../log.ts';
 import { planSlice, type SliceWrite } from './plan.ts';
 import { defineResource } from './resource.ts';
 
@@ -14,8 +14,12 @@ export const ENDPOINT_SLICES = defineResource<SliceWrite>({
   optional: false,
   plan: (item, { snapshot, clusterId }) => planSlice(item, snapshot, { clusterId }),
   patched: (write, { logger, metrics }) => {
-    logger.info({ slice: namespacedName(write.namespace, write.name), changes: describeEdits(write.edits) }, 'stored slice patched');
+    const slice = namespacedName(write.namespace, write.name);
+    logger.info({ slice, changes: describeEdits(write.edits) }, 'stored slice patched');
     metrics.observeEdits(write.edits);
+    // Its own write passes the webhook without the record, so the ignored entries are counted here, once.
+    metrics.observeIgnored('endpointslices', write.ignored.length);
+    logIgnoredRecords(logger, 'endpointslices', slice, write.ignored);
   },
   counted: (result, metrics) => metrics.slicesReconciled.inc({ result }),
 });

@@ -2,6 +2,7 @@
 import { patchFor } from '../admission/patch.ts';
 import { asEndpointSlice, isSkip } from '../core/endpoint-slice.ts';
 import { isUnchanged, rewriteEndpointSlice, type AddressEdit } from '../core/rewrite.ts';
+import type { IgnoredEntry } from '../core/trust.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import { guardedWrite, type StoredPlan, type StoredWrite } from './resource.ts';
 
@@ -11,6 +12,8 @@ import { guardedWrite, type StoredPlan, type StoredWrite } from './resource.ts';
  */
 export interface SliceWrite extends StoredWrite {
   readonly edits: readonly AddressEdit[];
+  /** Record entries the plan did not use (core/trust.ts): the write takes them off the stored slice. */
+  readonly ignored: readonly IgnoredEntry[];
 }
 
 export type SlicePlan = StoredPlan<SliceWrite>;
@@ -20,5 +23,5 @@ export function planSlice(item: unknown, snapshot: Snapshot, options: { readonly
   const result = rewriteEndpointSlice(object, snapshot, options);
   if (isSkip(result)) return { kind: 'not-ours' };
   if (isUnchanged(result)) return { kind: 'in-step' };
-  return guardedWrite(result.slice.object, patchFor(result), { edits: result.edits });
+  return guardedWrite(result.slice.object, patchFor(result), { edits: result.edits, ignored: result.ignored });
 }

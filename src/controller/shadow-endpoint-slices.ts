@@ -5,6 +5,7 @@
 // offloading CRDs, or a replica not granted them (the chart's switch), leaves this kind idle.
 import { MANAGED_BY_LABEL, REFLECTION_MANAGER } from '../core/endpoint-slice.ts';
 import { namespacedName } from '../core/object-name.ts';
+import { logIgnoredRecords } from '../log.ts';
 import { SHADOW_GROUP, SHADOW_PLURAL, SHADOW_VERSION } from '../core/shadow-endpoint-slice.ts';
 import { defineResource } from './resource.ts';
 import { planShadow, type ShadowWrite } from './shadow-plan.ts';
@@ -16,10 +17,14 @@ export const SHADOW_ENDPOINT_SLICES = defineResource<ShadowWrite>({
   labelSelector: `${MANAGED_BY_LABEL}=${REFLECTION_MANAGER}`,
   optional: true,
   plan: (item, { snapshot, clusterId }) => planShadow(item, snapshot, { clusterId }),
-  patched: (write, { logger }) => {
+  patched: (write, { logger, metrics }) => {
     const { edits, addresses } = write;
+    const shadow = namespacedName(write.namespace, write.name);
+    // Its own write passes the webhook without the records, so the ignored entries are counted here, once.
+    metrics.observeIgnored('shadowendpointslices', write.ignored.length);
+    logIgnoredRecords(logger, 'shadowendpointslices', shadow, write.ignored);
     logger.info({
-      shadow: namespacedName(write.namespace, write.name),
+      shadow,
       changes: edits.map((edit) => `${edit.from}->${edit.to}`).join(' '),
       addresses: addresses.map((address) => `${address.cluster}:${address.input}=${address.outcome}`).join(' '),
     }, 'stored shadow patched');

@@ -12,6 +12,8 @@ export type ShadowChange = Extract<ShadowRepair, { kind: 'changed' }>;
 export interface ShadowWrite extends StoredWrite {
   readonly edits: ShadowChange['edits'];
   readonly addresses: ShadowChange['addresses'];
+  /** Record entries the plan did not use (core/trust.ts): the write takes them off the stored shadow. */
+  readonly ignored: ShadowChange['ignored'];
 }
 
 export type ShadowPlan = StoredPlan<ShadowWrite>;
@@ -24,5 +26,5 @@ export function planShadow(item: unknown, snapshot: Snapshot, options: { readonl
   const repair = repairShadowEndpointSlice(asShadowEndpointSlice(item), snapshot, options);
   if (repair.kind === 'skip') return { kind: 'not-ours' };
   if (repair.kind === 'unchanged') return { kind: 'in-step' };
-  return guardedWrite(repair.shadow.object, shadowPatchFor(repair), { edits: repair.edits, addresses: repair.addresses });
+  return guardedWrite(repair.shadow.object, shadowPatchFor(repair), { edits: repair.edits, addresses: repair.addresses, ignored: repair.ignored });
 }

@@ -77,6 +77,11 @@ export function overlaps(a: Cidr, b: Cidr): boolean {
   return a.family === b.family && a.network <= b.last && b.network <= a.last;
 }
 
+/** True when every address of `inner` lies in `outer`. */
+export function encloses(outer: Cidr, inner: Cidr): boolean {
+  return outer.family === inner.family && outer.network <= inner.network && inner.last <= outer.last;
+}
+
 /** Keeps the host bits of `address` (inside `source`) and swaps the network part for `target`'s. */
 export function remapAddress<V extends number | bigint>(
   codec: AddressCodec<V>, address: V, source: { readonly network: V }, target: { readonly network: V },

@@ -12,13 +12,14 @@
 //               `status.ip`) and unlisted, so Liqo maps it through the hub's external CIDR, as without the annotation;
 //   unresolved  left as it is, with the reason.
 // Every move is Liqo's RemapMask (cidr.ts moveInto). Pure: the snapshot is read, inputs are never mutated.
-import { moveInto, within, type Cidr } from './cidr.ts';
+import { encloses, moveInto, within } from './cidr.ts';
 import type { HubIp } from './hub-ipam.ts';
 import {
   directNetworkTo, IPV4_ACCESS, IPV6_ACCESS, namesPod, type FamilyAccess, type HubIpam, type PodRef, type Span,
 } from './hub-resolution.ts';
 import { HUB_NOT_READ_REASON, readerName, type HubPart } from './hubs.ts';
-import { field, isArray, isObject, parseJsonObject, stringField, type Json, type JsonObject } from './json.ts';
+import type { AddressCodec } from './ip.ts';
+import { field, isArray, isObject, objectAt, parseJsonObject, stringField, type Json, type JsonObject } from './json.ts';
 import type { LiqoConfiguration, TunnelDownReason } from './leaf-views.ts';
 import { ANNOTATIONS_LIMIT_BYTES, podOf, utf8Length } from './rewrite.ts';
 import {
@@ -27,6 +28,10 @@ import {
   type ShadowSkipReason,
 } from './shadow-endpoint-slice.ts';
 import type { Snapshot } from './snapshot.ts';
+import {
+  shadowRecordSpaces, SPACES_ONLY, storedHolds, storedRecord, type IgnoredBecause, type IgnoredEntry, type RecordCheck,
+  type ShadowRecordSpaces,
+} from './trust.ts';
 
 export type ShadowOutcome = 'direct' | 'repaired' | 'hub-path' | 'unresolved';
 export const SHADOW_OUTCOMES: readonly ShadowOutcome[] = ['direct', 'repaired', 'hub-path', 'unresolved'];
@@ -88,12 +93,17 @@ export type DataState =
 
 export type ShadowRepair =
   | { readonly kind: 'skip'; readonly reason: ShadowSkipReason; readonly detail: string }
-  | { readonly kind: 'unchanged'; readonly shadow: ReflectedShadow; readonly data: DataState; readonly addresses: readonly ShadowAddress[] }
+  | {
+    readonly kind: 'unchanged'; readonly shadow: ReflectedShadow; readonly data: DataState; readonly addresses: readonly ShadowAddress[];
+    /** Record entries not used (trust.ts): what `records_ignored_total{resource="shadowendpointslices"}` counts. */
+    readonly ignored: readonly IgnoredEntry[];
+  }
   | {
     readonly kind: 'changed';
     readonly shadow: ReflectedShadow;
     readonly data: DataState;
     readonly addresses: readonly ShadowAddress[];
+    readonly ignored: readonly IgnoredEntry[];
     /** The received object with the edits made: copied only along the changed paths. */
     readonly object: JsonObject;
     readonly edits: readonly ShadowEdit[];
@@ -306,16 +316,56 @@ function decideDirect<V extends number | bigint>(view: FamilyView<V>, direct: Di
   return { outcome: 'repaired', value: own, text, detail: `the hub sees ${cluster} at ${back.fromText} (${back.configuration}); ${text} is in ${declared.fromText} (${declared.configuration})` };
 }
 
-/** `{"<out>":"<in>"}` entries that are safe to undo: strings, the `in` side one of the listed addresses. */
-function readOriginals(text: Json | undefined, listed: ReadonlyMap<string, number>): ReadonlyMap<string, string> {
+/** How one shadow's records are checked (trust.ts): the spaces, and at admission the record as stored. */
+interface RecordTrust<V extends number | bigint> {
+  readonly spaces: ShadowRecordSpaces<V>;
+  readonly records: RecordCheck;
+}
+
+/**
+ * `{"<out>":"<in>"}` entries that are safe to undo: `in` an address of the shadow's family listed, in the restored
+ * data, under one cluster other than the leaf and the hub; `out` where the repair writes for that cluster; and, at
+ * admission, the entry already stored. Others are ignored, entry by entry (an `in` listed nowhere was never ours).
+ */
+function readOriginals<V extends number | bigint>(
+  text: Json | undefined, listedUnder: ReadonlyMap<string, string | undefined>, codec: AddressCodec<V>, trust: RecordTrust<V>, ignored: IgnoredEntry[],
+): ReadonlyMap<string, string> {
   const originals = new Map<string, string>();
   const parsed = parseJsonObject(text);
   if (parsed === undefined) return originals;
-  for (const key of Object.keys(parsed)) {
-    const value = parsed[key];
-    if (typeof value === 'string' && listed.has(value)) originals.set(key, value);
+  const stored = trust.records.against === 'stored' ? storedRecord(trust.records.stored, SHADOW_ORIGINAL_ADDRESSES_ANNOTATION) : undefined;
+  for (const out of Object.keys(parsed)) {
+    const input = parsed[out];
+    if (typeof input !== 'string') continue;
+    const cluster = listedUnder.get(input);
+    const outValue = codec.parseCanonical(out);
+    const because: IgnoredBecause | undefined = cluster === undefined || codec.parseCanonical(input) === undefined ? 'not-listed'
+      : outValue === undefined || !trust.spaces.written(cluster, outValue) ? 'out-not-ours'
+        : stored !== undefined && !storedHolds(stored, out, input) ? 'not-stored' : undefined;
+    if (because === undefined) originals.set(out, input); else ignored.push({ out, base: input, because });
   }
   return originals;
+}
+
+/**
+ * The data as the hub wrote it: the record, where the product could have written it, else the annotation itself. The
+ * hub's virtual kubelet lists pods on virtual nodes of other clusters, never of the leaf or the hub: a record that
+ * lists those is no copy of its data, and restoring it would make them stick.
+ */
+function hubDataOf(
+  received: JsonObject | undefined, shadow: ReflectedShadow, records: RecordCheck, ignored: IgnoredEntry[],
+): Json | undefined {
+  const live = received === undefined ? undefined : field(received, DIRECT_CONNECTIONS_DATA_ANNOTATION);
+  const recorded = received === undefined ? undefined : stringField(received, ORIGINAL_DIRECT_CONNECTIONS_DATA_ANNOTATION);
+  if (recorded === undefined) return live;
+  const read = readDirectConnectionsData(recorded);
+  const listsOwn = read.state === 'read' && [shadow.clusterId, shadow.hub].some((cluster) => (read.data.clusters.get(cluster)?.length ?? 0) > 0);
+  const because: IgnoredBecause | undefined = listsOwn ? 'lists-leaf-or-hub'
+    : records.against === 'stored' && stringField(objectAt(isObject(records.stored) ? records.stored : {}, 'metadata', 'annotations') ?? {},
+      ORIGINAL_DIRECT_CONNECTIONS_DATA_ANNOTATION) !== recorded ? 'not-stored' : undefined;
+  if (because === undefined) return recorded;
+  ignored.push({ out: ORIGINAL_DIRECT_CONNECTIONS_DATA_ANNOTATION, base: recorded.length > 80 ? `${recorded.slice(0, 80)}...` : recorded, because });
+  return live;
 }
 
 function addressesOf(endpoint: Json | undefined): readonly Json[] | undefined {
@@ -325,13 +375,13 @@ function addressesOf(endpoint: Json | undefined): readonly Json[] | undefined {
 }
 
 
-function repairFamily<V extends number | bigint>(shadow: ReflectedShadow, view: FamilyView<V>): ShadowRepair {
+function repairFamily<V extends number | bigint>(shadow: ReflectedShadow, view: FamilyView<V>, trust: RecordTrust<V>): ShadowRepair {
   const { access } = view;
   const { codec } = access;
   const received = shadow.annotations;
+  const ignored: IgnoredEntry[] = [];
   // Step 5 first: the data annotation as the hub wrote it, then the addresses it listed.
-  const recorded = received === undefined ? undefined : stringField(received, ORIGINAL_DIRECT_CONNECTIONS_DATA_ANNOTATION);
-  const hubData: Json | undefined = recorded ?? (received === undefined ? undefined : field(received, DIRECT_CONNECTIONS_DATA_ANNOTATION));
+  const hubData = hubDataOf(received, shadow, trust.records, ignored);
   const read = readDirectConnectionsData(hubData);
   const clusters = read.state === 'read' ? read.data.clusters : NO_CLUSTERS;
   /** Each listed address (distinct), with how many clusters list it. */
@@ -342,7 +392,16 @@ function repairFamily<V extends number | bigint>(shadow: ReflectedShadow, view: 
       if (list.indexOf(address) === i) listings.set(address, (listings.get(address) ?? 0) + 1);
     }
   }
-  const originals = readOriginals(received === undefined ? undefined : field(received, SHADOW_ORIGINAL_ADDRESSES_ANNOTATION), listings);
+  /** Each listed address with its one cluster, undefined where that is the leaf, the hub, or more than one. */
+  const listedUnder = new Map<string, string | undefined>();
+  for (const [cluster, list] of clusters) {
+    const own = cluster === shadow.clusterId || cluster === shadow.hub;
+    for (const address of list) {
+      const other = listedUnder.has(address) && listedUnder.get(address) !== cluster;
+      listedUnder.set(address, own || other ? undefined : cluster);
+    }
+  }
+  const originals = readOriginals(received === undefined ? undefined : field(received, SHADOW_ORIGINAL_ADDRESSES_ANNOTATION), listedUnder, codec, trust, ignored);
 
   // The restored endpoint addresses, where each listed one is carried and by which pods (targetRef).
   const { endpoints } = shadow;
@@ -472,8 +531,8 @@ function repairFamily<V extends number | bigint>(shadow: ReflectedShadow, view: 
     if (value === undefined ? has : !has || received[key] !== value) annotations.push({ key, value });
   }
   const data: DataState = read.state === 'invalid' ? { state: 'invalid', detail: read.detail } : read.state === 'read' ? DATA_READ : DATA_ABSENT;
-  if (edits.length === 0 && annotations.length === 0) return { kind: 'unchanged', shadow, data, addresses };
-  return { kind: 'changed', shadow, data, addresses, edits, annotations, object: applyShadowEdits(shadow, edits, annotations) };
+  if (edits.length === 0 && annotations.length === 0) return { kind: 'unchanged', shadow, data, addresses, ignored };
+  return { kind: 'changed', shadow, data, addresses, ignored, edits, annotations, object: applyShadowEdits(shadow, edits, annotations) };
 }
 
 const NO_CLUSTERS: ReadonlyMap<string, readonly string[]> = new Map();
@@ -582,14 +641,17 @@ function applyShadowEdits(shadow: ReflectedShadow, edits: readonly ShadowEdit[],
  * alone, with why), unchanged, or changed with the new object and each listed address's outcome. Idempotent, and
  * with an empty view it gives back the shadow exactly as the hub wrote it.
  */
-export function repairShadowEndpointSlice(object: unknown, snapshot: Snapshot, options: { readonly clusterId?: string | undefined }): ShadowRepair {
+export function repairShadowEndpointSlice(
+  object: unknown, snapshot: Snapshot, options: { readonly clusterId?: string | undefined; readonly records?: RecordCheck | undefined },
+): ShadowRepair {
   const shadow = readReflectedShadow(object, options);
   if (isShadowSkip(shadow)) return { kind: 'skip', reason: shadow.skip, detail: shadow.detail };
   const hub = snapshot.hubFor(shadow.hub);
   if (!hub.read) return { kind: 'skip', reason: HUB_NOT_READ_REASON, detail: hub.detail };
+  const records = options.records ?? SPACES_ONLY;
   return shadow.family === 'IPv4'
-    ? repairFamily(shadow, viewFor(IPV4_VIEWS, IPV4_ACCESS, snapshot, shadow.hub, hub.ipam))
-    : repairFamily(shadow, viewFor(IPV6_VIEWS, IPV6_ACCESS, snapshot, shadow.hub, hub.ipam));
+    ? repairFamily(shadow, viewFor(IPV4_VIEWS, IPV4_ACCESS, snapshot, shadow.hub, hub.ipam), { spaces: shadowRecordSpaces.ipv4(snapshot, shadow.hub), records })
+    : repairFamily(shadow, viewFor(IPV6_VIEWS, IPV6_ACCESS, snapshot, shadow.hub, hub.ipam), { spaces: shadowRecordSpaces.ipv6(snapshot, shadow.hub), records });
 }
 
 /** Counts of a repair's listed addresses by outcome: what `shadow_addresses_total{outcome}` adds. */
@@ -608,10 +670,6 @@ export interface PeerDirectConnections {
   /** For `hub-path`, why (`no-shortcut`, `tunnel-down`, `connection-stale`); for `unresolved`, the reason. */
   readonly reason: HubPathReason | UnresolvedReason | null;
   readonly detail: string;
-}
-
-function contains(outer: Cidr, inner: Cidr): boolean {
-  return outer.family === inner.family && outer.network <= inner.network && inner.last <= outer.last;
 }
 
 /**
@@ -648,10 +706,10 @@ function hubPeerDirectConnections(snapshot: Snapshot, part: HubPart, leafCluster
     }
     const declared = leafConfigurations.flatMap((c) => c.podMappings.map((m) => m.declared));
     const mappings = hub.configurations.filter((c) => c.remoteCluster === peer).flatMap((c) => c.podMappings);
-    if (mappings.length > 0 && mappings.every((m) => declared.some((d) => contains(d, m.seen)))) {
+    if (mappings.length > 0 && mappings.every((m) => declared.some((d) => encloses(d, m.seen)))) {
       return { peer, state: 'direct', reason: null, detail: `the hub's view of ${peer} lies in what this leaf declares for it` };
     }
-    if (mappings.length > 0 && mappings.every((m) => declared.some((d) => contains(d, m.declared)))) {
+    if (mappings.length > 0 && mappings.every((m) => declared.some((d) => encloses(d, m.declared)))) {
       return { peer, state: 'repaired', reason: null, detail: `the hub remapped ${peer} (${mappings.map((m) => `${m.seen.text} -> ${m.declared.text}`).join(', ')}): moved back` };
     }
     return { peer, state: 'unresolved', reason: 'outside-declared', detail: `the hub's view of ${peer}, moved back, is outside what this leaf declares for it` };

@@ -3,6 +3,7 @@ import type { HUB_NOT_READ_REASON } from './hubs.ts';
 import type { Family } from './ip.ts';
 import { field, isArray, isObject, objectField, stringField, type Json, type JsonObject } from './json.ts';
 import { namespacedName } from './object-name.ts';
+import type { RecordCheck } from './trust.ts';
 
 export const MANAGED_BY_LABEL = 'endpointslice.kubernetes.io/managed-by';
 export const REFLECTION_MANAGER = 'endpointslice.reflection.liqo.io';
@@ -67,6 +68,9 @@ export function asEndpointSlice(item: unknown): unknown {
   return { apiVersion: ENDPOINT_SLICE_API_VERSION, kind: ENDPOINT_SLICE_KIND, ...item };
 }
 
+/** The product's own field manager, on every write it makes: a write of its own carries records it may trust. */
+export const PRODUCT_FIELD_MANAGER = 'shortcut-webhook';
+
 /** The field manager of Liqo's own EndpointSlice writer (shadowendpointslice_controller.go `ctrlFieldManager`). */
 export const LIQO_WRITER_MANAGER = 'shadow-endpointslice-controller';
 
@@ -83,6 +87,8 @@ export interface SliceOptions {
    * a write, a resolved address is stored without its entry until Liqo's next write (docs/deploy.md).
    */
   readonly addressesAsSent?: boolean | undefined;
+  /** How the original-addresses record is checked besides its spaces (trust.ts); absent: the spaces alone. */
+  readonly records?: RecordCheck | undefined;
 }
 
 /**

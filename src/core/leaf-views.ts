@@ -4,7 +4,7 @@
 // 557c199c): `cidr.pod` and `cidr.external` are lists since v1.0 (baee6830); a single string, as older objects and
 // hand-written files hold, is read as a list of one.
 import { instantText } from './instant.ts';
-import { overlaps, parseCidr, type Cidr, type Ipv4Cidr, type Ipv6Cidr } from './cidr.ts';
+import { encloses, overlaps, parseCidr, type Cidr, type Ipv4Cidr, type Ipv6Cidr } from './cidr.ts';
 import { isLiqoNetworkingObject } from './fcc.ts';
 import { field, isArray, isObject, objectAt, stringField, type JsonObject } from './json.ts';
 import { byRef, compareText, refOf } from './object-name.ts';
@@ -95,6 +95,8 @@ export interface LiqoConfiguration {
   readonly remoteCluster: string | undefined;
   /** `spec.local.cidr.pod`: the leaf's own pod CIDRs. */
   readonly localPod: readonly Cidr[];
+  /** `spec.local.cidr.external`: the leaf's own external CIDRs (where it allocates addresses for its peers). */
+  readonly localExternal: readonly Cidr[];
   /** `status.remote.cidr.pod`: where the leaf sees the peer's pods. */
   readonly remotePod: readonly Cidr[];
   /** `status.remote.cidr.external`: where the leaf sees the peer's external CIDR (the peer's IPAM-allocated addresses). */
@@ -162,6 +164,7 @@ export function decodeConfiguration(object: JsonObject, fallbackName = ''): Liqo
     ref: refOf(object, fallbackName),
     remoteCluster: labelOf(object, REMOTE_CLUSTER_LABEL),
     localPod: cidrsAt(object, ['spec', 'local', 'cidr'], 'pod'),
+    localExternal: cidrsAt(object, ['spec', 'local', 'cidr'], 'external'),
     remotePod: cidrsAt(object, ['status', 'remote', 'cidr'], 'pod'),
     remoteExternal: cidrsAt(object, ['status', 'remote', 'cidr'], 'external'),
     podMappings: mappings(object, 'pod'),
@@ -183,7 +186,7 @@ export function sameConfigurations(a: readonly LiqoConfiguration[], b: readonly 
   const others = [...b].sort(byRef);
   return [...a].sort(byRef).every((x, i) => {
     const y = others[i];
-    return y !== undefined && x.ref === y.ref && x.remoteCluster === y.remoteCluster && sameCidrs(x.localPod, y.localPod)
+    return y !== undefined && x.ref === y.ref && x.remoteCluster === y.remoteCluster && sameCidrs(x.localPod, y.localPod) && sameCidrs(x.localExternal, y.localExternal)
       && sameCidrs(x.remotePod, y.remotePod) && sameCidrs(x.remoteExternal, y.remoteExternal)
       && sameMappings(x.podMappings, y.podMappings) && sameMappings(x.externalMappings, y.externalMappings);
   });
@@ -255,6 +258,8 @@ export interface LeafViews {
   readonly configurations: readonly LiqoConfiguration[];
   /** Ordered by Configuration: the first one a source overlaps is the one its detail names. */
   readonly ownPods: readonly ViewCidr[];
+  /** The leaf's own external CIDRs (`spec.local.cidr.external`). */
+  readonly ownExternals: readonly ViewCidr[];
   readonly remotePods: readonly (ViewCidr & { readonly cluster: string | undefined })[];
   readonly externals: readonly (ViewCidr & { readonly cluster: string | undefined })[];
   /**
@@ -271,6 +276,7 @@ const NO_BLOCKS: readonly never[] = Object.freeze([]);
 export function leafViews(configurations: readonly LiqoConfiguration[]): LeafViews {
   const sorted = Object.freeze([...configurations].sort(byRef));
   const ownPods: ViewCidr[] = [];
+  const ownExternals: ViewCidr[] = [];
   const remotePods: (ViewCidr & { cluster: string | undefined })[] = [];
   const externals: (ViewCidr & { cluster: string | undefined })[] = [];
   const externalByCluster = new Map<string, { IPv4: Ipv4Cidr[]; IPv6: Ipv6Cidr[] }>();
@@ -279,6 +285,7 @@ export function leafViews(configurations: readonly LiqoConfiguration[]): LeafVie
     const { ref, remoteCluster: cluster } = configuration;
     if (cluster !== undefined) byCluster.set(cluster, [...byCluster.get(cluster) ?? [], configuration]);
     for (const cidr of configuration.localPod) ownPods.push({ cidr, configuration: ref });
+    for (const cidr of configuration.localExternal) ownExternals.push({ cidr, configuration: ref });
     for (const cidr of configuration.remotePod) remotePods.push({ cidr, configuration: ref, cluster });
     for (const cidr of configuration.remoteExternal) externals.push({ cidr, configuration: ref, cluster });
     if (cluster === undefined) continue;
@@ -289,7 +296,7 @@ export function leafViews(configurations: readonly LiqoConfiguration[]): LeafVie
     }
   }
   return Object.freeze({
-    configurations: sorted, ownPods, remotePods, externals,
+    configurations: sorted, ownPods, ownExternals, remotePods, externals,
     externalOf: <F extends Cidr['family']>(cluster: string, family: F) =>
       (externalByCluster.get(cluster)?.[family] ?? NO_BLOCKS) as readonly Extract<Cidr, { family: F }>[],
     configurationsOf: (cluster: string) => byCluster.get(cluster) ?? NO_BLOCKS,
@@ -303,21 +310,53 @@ function whose(cluster: string | undefined, what: string): string {
 }
 
 /**
+ * Where a pair's `side` (`source` or `target`) lies on what the leaf holds for others: its own pods (and, for a target,
+ * its own external CIDR), its view of another cluster's pods, its view of any cluster's external CIDR. The leaf's view
+ * of the pair's own peer is left out: it is the shortcut's space.
+ */
+function onOthersSpace(views: LeafViews, cidr: Cidr, peer: string, side: 'source' | 'target'): string | undefined {
+  const own = views.ownPods.find((view) => overlaps(view.cidr, cidr));
+  if (own !== undefined) {
+    return `${side} ${cidr.text} overlaps the leaf's own pod CIDR ${own.cidr.text} (${own.configuration} spec.local.cidr.pod)`;
+  }
+  // A source may lie there: the leaf's external CIDR holds addresses it allocates for its peers, never reflected ones.
+  const ownExternal = side === 'target' ? views.ownExternals.find((view) => overlaps(view.cidr, cidr)) : undefined;
+  if (ownExternal !== undefined) {
+    return `${side} ${cidr.text} overlaps the leaf's own external CIDR ${ownExternal.cidr.text} (${ownExternal.configuration} spec.local.cidr.external)`;
+  }
+  const pods = views.remotePods.find((view) => view.cluster !== peer && overlaps(view.cidr, cidr));
+  if (pods !== undefined) {
+    return `${side} ${cidr.text} overlaps ${pods.cidr.text}, where the leaf sees ${whose(pods.cluster, 'pods')} (${pods.configuration} status.remote.cidr.pod)`;
+  }
+  // The peer's own external CIDR included: the shortcut reaches its pods, not the addresses it allocates.
+  const external = views.externals.find((view) => overlaps(view.cidr, cidr));
+  if (external !== undefined) {
+    return `${side} ${cidr.text} overlaps ${external.cidr.text}, where the leaf sees ${whose(external.cluster, 'external CIDR')} (${external.configuration} status.remote.cidr.external)`;
+  }
+  return undefined;
+}
+
+/**
  * Why a pair's source is unsafe on this leaf (`local-overlap`, docs/reference.md "Pairs"), or undefined. The leaf's view of the pair's
  * own peer is left out: it is the shortcut's space, where an identity pair's source lies by design.
  */
 export function localOverlap(views: LeafViews, source: Cidr, peer: string): string | undefined {
-  const own = views.ownPods.find((view) => overlaps(view.cidr, source));
-  if (own !== undefined) {
-    return `source ${source.text} overlaps the leaf's own pod CIDR ${own.cidr.text} (${own.configuration} spec.local.cidr.pod)`;
-  }
-  const pods = views.remotePods.find((view) => view.cluster !== peer && overlaps(view.cidr, source));
-  if (pods !== undefined) {
-    return `source ${source.text} overlaps ${pods.cidr.text}, where the leaf sees ${whose(pods.cluster, 'pods')} (${pods.configuration} status.remote.cidr.pod)`;
-  }
-  const external = views.externals.find((view) => overlaps(view.cidr, source));
-  if (external !== undefined) {
-    return `source ${source.text} overlaps ${external.cidr.text}, where the leaf sees ${whose(external.cluster, 'external CIDR')} (${external.configuration} status.remote.cidr.external)`;
+  return onOthersSpace(views, source, peer, 'source');
+}
+
+/**
+ * Why a pair's target is not where this leaf reaches its peer (`target-mismatch`, docs/reference.md "Pairs"), or
+ * undefined. Every address of the peer is moved there, so a target that is the leaf's own pods or external CIDR, or
+ * where it sees another cluster, would hand that traffic to someone else; and where the leaf's Configuration for the
+ * peer is known, the target must lie in its view of the peer (`liqoctl network connect` sets it up there).
+ */
+export function targetMismatch(views: LeafViews, target: Cidr, peer: string): string | undefined {
+  const elsewhere = onOthersSpace(views, target, peer, 'target');
+  if (elsewhere !== undefined) return elsewhere;
+  const peerViews = views.configurationsOf(peer);
+  if (peerViews.length > 0 && !peerViews.some((view) => view.remotePod.some((cidr) => encloses(cidr, target)))) {
+    const seen = peerViews.flatMap((view) => view.remotePod.map((cidr) => cidr.text));
+    return `target ${target.text} is outside the leaf's view of ${peer} (${seen.join(', ') || 'none'}; ${peerViews.map((view) => view.ref).join(', ')} status.remote.cidr.pod)`;
   }
   return undefined;
 }

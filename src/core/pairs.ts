@@ -2,15 +2,15 @@
 import { hasHostBits, overlaps, parseCidr, type Cidr } from './cidr.ts';
 import { ipv4, ipv6 } from './ip.ts';
 import type { ForeignClusterConnection, SideNetworking } from './fcc.ts';
-import { localOverlap, NO_LEAF_VIEWS, tunnelDown, type LeafViews, type TunnelState, type TunnelStates } from './leaf-views.ts';
+import { localOverlap, NO_LEAF_VIEWS, targetMismatch, tunnelDown, type LeafViews, type TunnelState, type TunnelStates } from './leaf-views.ts';
 
 export type UnusableReason =
   | 'not-connected' | 'tunnel-down' | 'connection-stale' | 'invalid-cidr' | 'family-mismatch'
-  | 'prefix-mismatch' | 'conflict' | 'chain' | 'local-overlap' | 'not-this-cluster';
+  | 'prefix-mismatch' | 'conflict' | 'chain' | 'local-overlap' | 'target-mismatch' | 'not-this-cluster';
 
 export const UNUSABLE_REASONS: readonly UnusableReason[] = [
   'not-connected', 'tunnel-down', 'connection-stale', 'invalid-cidr', 'family-mismatch',
-  'prefix-mismatch', 'conflict', 'chain', 'local-overlap', 'not-this-cluster',
+  'prefix-mismatch', 'conflict', 'chain', 'local-overlap', 'target-mismatch', 'not-this-cluster',
 ];
 
 /** A rewrite rule: addresses of `peer`'s pods in `hubPrefix` are reached directly at the same host in `shortcutPrefix`. */
@@ -55,6 +55,11 @@ export function hubPrefixFor(fcc: ForeignClusterConnection, clusterId: string): 
   return parseCidr(localSide(fcc, clusterId)?.side?.podCIDR ?? '');
 }
 
+/** The shortcut prefix an FCC gives this cluster, usable or not: where the product may have written addresses. */
+export function shortcutPrefixFor(fcc: ForeignClusterConnection, clusterId: string): Cidr | undefined {
+  return parseCidr(localSide(fcc, clusterId)?.side?.remappedPodCIDR ?? '');
+}
+
 export function notThisCluster(fcc: ForeignClusterConnection, clusterId: string): UnusableState {
   return unusable(fcc.ref, undefined, 'not-this-cluster',
     `connects ${fcc.clusterA ?? '?'} and ${fcc.clusterB ?? '?'}, not ${clusterId} and another cluster`);
@@ -91,6 +96,8 @@ function candidate(fcc: ForeignClusterConnection, clusterId: string, leaf: LeafS
   // before conflicts and chains, which only candidates take part in.
   const overlap = localOverlap(leaf.views, hubPrefix, peer);
   if (overlap !== undefined) return unusable(fcc.ref, peer, 'local-overlap', overlap);
+  const mismatch = targetMismatch(leaf.views, shortcutPrefix, peer);
+  if (mismatch !== undefined) return unusable(fcc.ref, peer, 'target-mismatch', mismatch);
   return { fcc, pair: { fcc: fcc.ref, peer, hubPrefix, shortcutPrefix } };
 }
 

@@ -26,7 +26,7 @@ export interface PeerPathState {
  * direct-network-lost Event instead.
  */
 export const FIXABLE_REASONS: ReadonlySet<string> = new Set([
-  'local-overlap', 'hub-external', 'outside-declared', 'invalid-cidr', 'family-mismatch', 'prefix-mismatch', 'conflict', 'chain',
+  'local-overlap', 'target-mismatch', 'hub-external', 'outside-declared', 'invalid-cidr', 'family-mismatch', 'prefix-mismatch', 'conflict', 'chain',
   'hub-unknown', 'no-hub-network', 'not-in-hub-view',
 ]);
 

@@ -10,6 +10,7 @@ import { HUB_NOT_READ_REASON } from './hubs.ts';
 import type { FamilyIndex } from './pair-index.ts';
 import type { ShortcutPair } from './pairs.ts';
 import type { ClusterView, Snapshot } from './snapshot.ts';
+import { sliceRecordSpaces, storedHolds, storedRecord, type IgnoredEntry, type SliceRecordSpaces } from './trust.ts';
 
 /** One address whose text changes, by position: the rewrite never adds, drops or reorders. */
 export interface AddressEdit {
@@ -51,6 +52,8 @@ export interface SliceRewrite {
   readonly annotations: readonly AnnotationEdit[];
   /** Addresses left exactly as they came, by reason: what `addresses_untouched_total` counts. */
   readonly untouched: UntouchedCounts;
+  /** Entries naming an address of the slice that the product could not have written: what `records_ignored_total` counts. */
+  readonly ignored: readonly IgnoredEntry[];
 }
 
 export type AddressReason = 'rewritten' | 'restored' | 'through-shortcut' | 'identity' | UntouchedReason;
@@ -69,6 +72,8 @@ export interface AddressTrace {
   readonly stock: { readonly reason: StockReason; readonly detail: string; readonly peer?: string | undefined } | undefined;
   readonly reason: AddressReason;
   readonly flagged: boolean;
+  /** The entry for this address that was not used, and why (the address was treated as if it had none). */
+  readonly ignored: IgnoredEntry | undefined;
 }
 
 export type TraceObserver = (trace: AddressTrace) => void;
@@ -137,7 +142,7 @@ function annotationBytes(current: JsonObject | undefined, desired: readonly Anno
 }
 
 function reasonFor(
-  { input, base, output, pair, hub, flagged }: Omit<AddressTrace, 'reason' | 'endpoint' | 'address' | 'stock'>, untouched: UntouchedReason,
+  { input, base, output, pair, hub, flagged }: Omit<AddressTrace, 'reason' | 'endpoint' | 'address' | 'stock' | 'ignored'>, untouched: UntouchedReason,
 ): AddressReason {
   if (pair !== undefined || hub !== undefined) return output === base && flagged ? 'identity' : 'rewritten';
   if (output !== input) return 'restored';
@@ -152,7 +157,13 @@ interface FamilyContext<V extends number | bigint> {
   readonly resolver: FamilyResolver<V>;
   /** SliceOptions.addressesAsSent: no address is an output of the stock path, so none is restored from its entries. */
   readonly asSent: boolean;
+  /** Where an entry must lie to be used (trust.ts). */
+  readonly spaces: SliceRecordSpaces<V>;
+  /** At admission of another writer's write: the record as stored, which each used entry must repeat. */
+  readonly stored: JsonObject | undefined;
 }
+
+const NONE_IGNORED: readonly IgnoredEntry[] = Object.freeze([]);
 
 /**
  * The hub pod an endpoint names (`targetRef`: Liqo's RemotePod keeps the hub pod's name and namespace). A name without
@@ -185,6 +196,7 @@ function rewriteFamily<V extends number | bigint>(
   const flags = new Map<string, string | undefined>();
   let recorded = 0;
   const untouched = noneUntouched();
+  let ignored = NONE_IGNORED as IgnoredEntry[];
   const { endpoints, clusterId } = slice;
   const { resolver } = context;
   for (let e = 0; e < endpoints.length; e++) {
@@ -202,15 +214,24 @@ function rewriteFamily<V extends number | bigint>(
       const inputValue = codec.parseCanonical(input);
       if (inputValue === undefined) {
         untouched['not-canonical']++;
-        observe?.({ endpoint: e, address: a, input, base: input, output: input, pair: undefined, hub: undefined, stock: undefined, reason: 'not-canonical', flagged: false });
+        observe?.({ endpoint: e, address: a, input, base: input, output: input, pair: undefined, hub: undefined, stock: undefined, reason: 'not-canonical', flagged: false, ignored: undefined });
         continue;
       }
       // A fresh slice has no originals: no lookup, which would hash every address text for nothing.
       const entry = originals.size === 0 ? undefined : originals.get(input);
       // On a write of Liqo's own writer an entry of the stock path is stale: the address is one Liqo sent itself
       // (SliceOptions.addressesAsSent). The FCC path's entries are read as ever.
-      const original = entry !== undefined && context.asSent && resolver.active && resolver.resolve(entry.value, pod, clusterId) !== undefined
+      const sent = entry !== undefined && context.asSent && resolver.active && resolver.resolve(entry.value, pod, clusterId) !== undefined
         ? undefined : entry;
+      // An entry the product could not have written is as if absent: Liqo's address is rewritten or left as usual.
+      const because = sent === undefined ? undefined
+        : context.stored !== undefined && !storedHolds(context.stored, input, sent.text) ? 'not-stored' : context.spaces.check(inputValue, sent.value);
+      const original = because === undefined ? sent : undefined;
+      const refused = sent === undefined || because === undefined ? undefined : { out: input, base: sent.text, because };
+      if (refused !== undefined) {
+        if (ignored === NONE_IGNORED) ignored = [];
+        ignored.push(refused);
+      }
       const base = original?.text ?? input;
       const baseValue = original?.value ?? inputValue;
       // The hub's external space is the stock path's (hub-resolution.ts); every other address is the pairs'.
@@ -242,7 +263,7 @@ function rewriteFamily<V extends number | bigint>(
           reason: unresolved.reason, detail: unresolved.detail, ...(unresolved.peer === undefined ? {} : { peer: unresolved.peer }),
         };
         const trace = { input, base, output, pair, hub, flagged: isFlagged };
-        observe({ endpoint: e, address: a, ...trace, stock, reason: reasonFor(trace, reason) });
+        observe({ endpoint: e, address: a, ...trace, stock, reason: reasonFor(trace, reason), ignored: refused });
       }
     }
   }
@@ -257,7 +278,7 @@ function rewriteFamily<V extends number | bigint>(
     const present = current !== undefined && Object.hasOwn(current, key);
     return value === undefined ? present : !present || current[key] !== value;
   });
-  return { slice, edits, annotations, untouched };
+  return { slice, edits, annotations, untouched, ignored };
 }
 
 function unmatchedReason(view: ClusterView, resolver: { readonly active: boolean }): FamilyContext<number>['unmatched'] {
@@ -266,15 +287,26 @@ function unmatchedReason(view: ClusterView, resolver: { readonly active: boolean
 }
 
 /** The rewrite of one slice; `observe` sees every address (for `explain`) and costs nothing when absent. */
-function rewriteSlice(slice: ReflectedSlice, snapshot: Snapshot, asSent: boolean, observe?: TraceObserver): SliceRewrite | SliceSkip {
-  // Every hub-derived decision is the slice's own hub's: its FCCs, its IPAM. A hub no reader stands for is not guessed.
+function rewriteSlice(slice: ReflectedSlice, snapshot: Snapshot, options: SliceOptions, observe?: TraceObserver): SliceRewrite | SliceSkip {
+  // Every hub-derived decision is the slice's own hub's: its FCCs, its IPAM, its trust spaces. A hub no reader stands
+  // for is not guessed.
   const hub = snapshot.hubFor(slice.origin);
   if (!hub.read) return { skip: HUB_NOT_READ_REASON, detail: hub.detail };
   const view: ClusterView = hub.forCluster(slice.clusterId);
   const { resolver } = hub;
+  const asSent = options.addressesAsSent === true;
+  const { records } = options;
+  // Parsed only when the write carries a record to check against it.
+  const stored = records?.against === 'stored' && slice.annotations !== undefined && Object.hasOwn(slice.annotations, ORIGINAL_ADDRESSES_ANNOTATION)
+    ? storedRecord(records.stored, ORIGINAL_ADDRESSES_ANNOTATION) : undefined;
+  const { clusterId, origin } = slice;
   return slice.family === 'IPv4'
-    ? rewriteFamily(slice, ipv4, view.index.ipv4, { unmatched: unmatchedReason(view, resolver.ipv4), resolver: resolver.ipv4, asSent }, observe)
-    : rewriteFamily(slice, ipv6, view.index.ipv6, { unmatched: unmatchedReason(view, resolver.ipv6), resolver: resolver.ipv6, asSent }, observe);
+    ? rewriteFamily(slice, ipv4, view.index.ipv4, {
+      unmatched: unmatchedReason(view, resolver.ipv4), resolver: resolver.ipv4, asSent, spaces: sliceRecordSpaces.ipv4(snapshot, clusterId, origin), stored,
+    }, observe)
+    : rewriteFamily(slice, ipv6, view.index.ipv6, {
+      unmatched: unmatchedReason(view, resolver.ipv6), resolver: resolver.ipv6, asSent, spaces: sliceRecordSpaces.ipv6(snapshot, clusterId, origin), stored,
+    }, observe);
 }
 
 /** f (docs/reference.md, "The rewrite") from any JSON: a skip (left alone) or the rewrite against the slice's cluster in `snapshot`. */
@@ -282,7 +314,7 @@ export function rewriteEndpointSlice(
   object: unknown, snapshot: Snapshot, options: SliceOptions = {}, observe?: TraceObserver,
 ): SliceRewrite | SliceSkip {
   const slice = readReflectedSlice(object, options);
-  return isSkip(slice) ? slice : rewriteSlice(slice, snapshot, options.addressesAsSent === true, observe);
+  return isSkip(slice) ? slice : rewriteSlice(slice, snapshot, options, observe);
 }
 
 export function isUnchanged(rewrite: SliceRewrite): boolean {

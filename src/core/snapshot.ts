@@ -18,6 +18,8 @@ export interface Snapshot {
   /** Grows by one with every rebuild, so logs and `/debug/pairs` can say which view answered. */
   readonly version: number;
   readonly fccs: readonly ForeignClusterConnection[];
+  /** FCCs the view held before and no longer does: they make no pair, but their spaces still vouch for records (trust.ts). */
+  readonly formerFccs: readonly ForeignClusterConnection[];
   /** The leaf's Liqo Connections by peer; empty when none are known (the FCCs alone decide). */
   readonly tunnels: TunnelStates;
   /** The leaf's Liqo Configurations; empty when none are known (no local-overlap, no hub-external). */
@@ -67,6 +69,8 @@ export interface HubView {
   /** The index of the part in `Snapshot.hubs`; undefined where there is no hub reader at all. */
   readonly part: number | undefined;
   readonly ipam: HubIpam;
+  /** The FCCs of the leaf and of this hub: what the trust spaces of its objects' records are made of. */
+  readonly fccs: readonly ForeignClusterConnection[];
   /** The pairs from the FCCs of the leaf and of this hub. */
   forCluster(clusterId: string): ClusterView;
   /** The stock path through this hub's IPAM (inactive for an object that names no hub). */
@@ -82,6 +86,7 @@ export interface SnapshotInput {
   readonly version: number;
   /** FCCs of no hub in particular: read on the leaf itself, or from --shortcuts files. They count for every hub. */
   readonly fccs: readonly ForeignClusterConnection[];
+  readonly formerFccs?: readonly ForeignClusterConnection[];
   readonly tunnels?: TunnelStates;
   readonly configurations?: readonly LiqoConfiguration[];
   /** One unbound hub reader's IPAM objects: shorthand for `hubs: [{ id: undefined, ipam: hub, fccs: [] }]`. */
@@ -173,12 +178,12 @@ export function buildSnapshot(input: SnapshotInput): Snapshot {
     return resolver;
   };
   const hubFor = (origin: string | undefined): HubView | HubUnread => {
-    if (parts.length === 0) return { read: true, part: undefined, ipam: HUB_NOT_READ, forCluster: all.forCluster, resolver: resolverOf(undefined, origin) };
+    if (parts.length === 0) return { read: true, part: undefined, ipam: HUB_NOT_READ, fccs: all.members, forCluster: all.forCluster, resolver: resolverOf(undefined, origin) };
     const attribution = attributeHub(origin, readers);
     if (!attribution.read) return attribution;
     const { part } = attribution;
     const group = groups[part] ?? all;
-    return { read: true, part, ipam: parts[part]?.ipam ?? HUB_NOT_READ, forCluster: group.forCluster, resolver: resolverOf(part, origin) };
+    return { read: true, part, ipam: parts[part]?.ipam ?? HUB_NOT_READ, fccs: group.members, forCluster: group.forCluster, resolver: resolverOf(part, origin) };
   };
   // A peer's direct network is the leaf's own state, whichever hub names the peer: one entry per peer.
   const peers = new Map<string, DirectNetwork>();
@@ -201,6 +206,7 @@ export function buildSnapshot(input: SnapshotInput): Snapshot {
   return Object.freeze({
     version: input.version,
     fccs,
+    formerFccs: Object.freeze([...input.formerFccs ?? []]),
     tunnels,
     views: leaf,
     hubs: parts,

@@ -4,8 +4,9 @@
 // each API client request's RequestContext, and applyToFetchOptions for its Watch: the two places every request
 // passes, so a KubeConfig overrides both and calls these.
 import type { KubeConfig, RequestContext } from '@kubernetes/client-node';
+import { PRODUCT_FIELD_MANAGER } from '../core/endpoint-slice.ts';
 
-export const FIELD_MANAGER = 'shortcut-webhook';
+export const FIELD_MANAGER = PRODUCT_FIELD_MANAGER;
 
 const WRITES: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 

@@ -117,6 +117,14 @@ export interface AddressExplanation {
 const NOT_HUB_EXTERNAL = 'outside the leaf\'s view of the hub\'s external CIDR, the only addresses the stock path resolves';
 
 export function explainTrace(trace: AddressTrace, snapshot: Snapshot, fccs: ReadonlyMap<string, ForeignClusterConnection>, cluster: string): AddressExplanation {
+  const explanation = explainPath(trace, snapshot, fccs, cluster);
+  if (trace.ignored === undefined) return explanation;
+  // The address was decided as if it had no record: say which entry was set aside, and why.
+  const { out, base, because } = trace.ignored;
+  return { ...explanation, reason: `${explanation.reason} (record ${out} -> ${base} ignored: ${because})` };
+}
+
+function explainPath(trace: AddressTrace, snapshot: Snapshot, fccs: ReadonlyMap<string, ForeignClusterConnection>, cluster: string): AddressExplanation {
   const none = { hubIp: null, peer: null, configuration: null };
   // The stock path: the hub IP, the peer and the leaf Configuration used, or why the address stays.
   if (trace.hub !== undefined) {

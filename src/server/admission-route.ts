@@ -23,10 +23,11 @@ import { decodeReview, type AdmissionRequest } from '../admission/review.ts';
 import { outcomeCounts } from '../core/direct-connections.ts';
 import { sliceName } from '../core/endpoint-slice.ts';
 import type { SliceRewrite } from '../core/rewrite.ts';
+import type { IgnoredEntry } from '../core/trust.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import { parseDuration } from '../util/duration.ts';
 import { errorMessage } from '../util/errors.ts';
-import { describeEdits, type Logger } from '../log.ts';
+import { describeEdits, logIgnoredRecords, type Logger } from '../log.ts';
 import type { AdmissionResource, Metrics } from '../metrics.ts';
 import type { ShortcutView } from '../view/shortcut-view.ts';
 
@@ -44,6 +45,8 @@ interface ReviewedResource<T> {
   observe(metrics: Metrics, outcome: ReviewOutcome<T>): void;
   /** What the log line of a patched object says about the change. */
   patched(rewrite: T): Record<string, unknown>;
+  /** Record entries the review did not use (core/trust.ts), said once per object. */
+  ignored(rewrite: T): readonly IgnoredEntry[];
 }
 
 const ENDPOINT_SLICES: ReviewedResource<SliceRewrite> = {
@@ -56,6 +59,7 @@ const ENDPOINT_SLICES: ReviewedResource<SliceRewrite> = {
     cluster: rewrite.slice.clusterId, changed: rewrite.edits.length, changes: describeEdits(rewrite.edits),
     annotations: rewrite.annotations.map((a) => a.key),
   }),
+  ignored: (rewrite) => rewrite.ignored,
 };
 
 const SHADOW_ENDPOINT_SLICES: ReviewedResource<ShadowReviewed> = {
@@ -69,6 +73,7 @@ const SHADOW_ENDPOINT_SLICES: ReviewedResource<ShadowReviewed> = {
     changes: repair.kind === 'changed' ? describeEdits(repair.edits) : [], outcomes: outcomeCounts(repair.addresses),
     annotations: repair.kind === 'changed' ? repair.annotations.map((a) => a.key) : [],
   }),
+  ignored: (repair) => repair.ignored,
 };
 
 const RESOURCE_PATHS: readonly { readonly path: string; readonly resource: AdmissionResource }[] = [ENDPOINT_SLICES, SHADOW_ENDPOINT_SLICES];
@@ -125,6 +130,7 @@ function review<T>(resource: ReviewedResource<T>, request: AdmissionRequest, opt
 const OUTCOME_LEVEL = { patched: 'info', unchanged: 'debug', skipped: 'debug', error: 'error' } as const;
 
 function logOutcome<T>(logger: Logger, resource: ReviewedResource<T>, request: AdmissionRequest, outcome: ReviewOutcome<T>, elapsedMs: number): void {
+  if (outcome.kind === 'patched' || outcome.kind === 'unchanged') logIgnoredRecords(logger, resource.resource, sliceName(request.object), resource.ignored(outcome.rewrite));
   // Building the line costs more than the rest of the route's own work: not for a line the level drops.
   if (!logger.isLevelEnabled(OUTCOME_LEVEL[outcome.kind])) return;
   const { noun } = resource;

@@ -83,12 +83,21 @@ function sameTunnels(a: TunnelStates, b: TunnelStates): boolean {
   return true;
 }
 
+/** How many FCCs the view remembers after they are gone (a few hundred bytes each). */
+const MAX_FORMER_FCCS = 1024;
+
 export class SnapshotStore implements ShortcutView {
   private snapshot: Snapshot = buildSnapshot({ version: 0, fccs: [] });
   private synced = false;
   private syncedAt: number | undefined;
   private readonly listeners = new Set<(snapshot: Snapshot) => void>();
   private fccs: readonly ForeignClusterConnection[] = [];
+  /**
+   * FCCs the view held and no longer holds as they were (deleted, or their networks changed), oldest first and
+   * bounded: the records a shortcut left on stored slices are trusted by the spaces of the FCC that wrote them
+   * (core/trust.ts), so a shortcut that disappears is still undone.
+   */
+  private readonly former = new Map<string, ForeignClusterConnection>();
   private tunnels: TunnelStates = new Map();
   private configurations: readonly LiqoConfiguration[] = [];
   private hubs: readonly HubPart[] = [];
@@ -171,6 +180,7 @@ export class SnapshotStore implements ShortcutView {
     let changed = false;
     const stockInputs = this.stockInputs;
     if (parts.fccs !== undefined && !sameFccs(parts.fccs, this.fccs)) {
+      this.retire(this.fccs, parts.fccs);
       this.fccs = parts.fccs;
       changed = true;
     }
@@ -184,6 +194,7 @@ export class SnapshotStore implements ShortcutView {
     }
     // A hub's FCCs are stock inputs too: which of them a slice's pairs come from follows its hub.
     if (parts.hubs !== undefined && !sameParts(parts.hubs, this.hubs)) {
+      this.retire(this.hubs.flatMap((hub) => hub.fccs), parts.hubs.flatMap((hub) => hub.fccs));
       this.hubs = parts.hubs;
       this.stockInputs = stockInputs + 1;
     }
@@ -215,10 +226,21 @@ export class SnapshotStore implements ShortcutView {
     this.syncedAt = this.clock();
   }
 
+  private retire(before: readonly ForeignClusterConnection[], after: readonly ForeignClusterConnection[]): void {
+    for (const fcc of before) {
+      if (after.some((next) => sameFcc(next, fcc))) continue;
+      const key = `${fcc.ref}\n${fcc.clusterA ?? ''}\n${fcc.clusterB ?? ''}\n${JSON.stringify([fcc.sideA, fcc.sideB])}`;
+      this.former.delete(key);
+      this.former.set(key, fcc);
+      // FCCs come from writers: the oldest are forgotten first.
+      if (this.former.size > MAX_FORMER_FCCS) this.former.delete(this.former.keys().next().value ?? key);
+    }
+  }
+
   private rebuild(): Snapshot {
     this.snapshot = buildSnapshot({
-      version: this.snapshot.version + 1, fccs: this.fccs, tunnels: this.tunnels, configurations: this.configurations,
-      hubs: this.hubs, consumers: this.consumers, stockInputs: this.stockInputs,
+      version: this.snapshot.version + 1, fccs: this.fccs, formerFccs: [...this.former.values()], tunnels: this.tunnels,
+      configurations: this.configurations, hubs: this.hubs, consumers: this.consumers, stockInputs: this.stockInputs,
     });
     for (const listener of this.listeners) listener(this.snapshot);
     return this.snapshot;

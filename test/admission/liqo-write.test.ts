@@ -11,7 +11,7 @@ import type { Snapshot } from '../../src/core/snapshot.ts';
 import { indexHubIps } from '../../src/core/hub-ipam.ts';
 import { decodeConfiguration, tunnelStates } from '../../src/core/leaf-views.ts';
 import { buildSnapshot } from '../../src/core/snapshot.ts';
-import { configurationObject, connectionObject, fcc, reviewObject, sliceObject, snapshotOf } from '../support/builders.ts';
+import { afterRemoval, configurationObject, connectionObject, fcc, reviewObject, sliceObject, snapshotOf } from '../support/builders.ts';
 
 /** Stored rewritten: 10.63.0.151 (the hub's view) moved into the shortcut's 10.61.0.151, the original recorded. */
 const stored = sliceObject({
@@ -41,14 +41,14 @@ test('a hub address Liqo\'s writer sends is rewritten as before', () => {
 
 test('a write that carries back what we wrote (our controller, another client, no manager said) is restored as before', () => {
   for (const manager of ['shortcut-webhook', 'kubectl-edit', undefined]) {
-    assert.deepEqual(reviewed(stored, snapshotOf([]), manager), { addresses: [['10.63.0.151']], annotations: {} }, String(manager));
+    assert.deepEqual(reviewed(stored, afterRemoval([fcc()]), manager), { addresses: [['10.63.0.151']], annotations: {} }, String(manager));
   }
 });
 
 /** The same leaf behind a hub whose IPAM is known: the stock path is active, and 10.63.0.151 is still the FCC path's. */
-function withHubKnown(fccs: readonly ReturnType<typeof fcc>[]): Snapshot {
+function withHubKnown(fccs: readonly ReturnType<typeof fcc>[], formerFccs: readonly ReturnType<typeof fcc>[] = []): Snapshot {
   return buildSnapshot({
-    version: 1, fccs,
+    version: 1, fccs, formerFccs,
     tunnels: tunnelStates([connectionObject('cluster3', 'Connected')]),
     configurations: [configurationObject({ peer: 'cluster1' })].map((c) => decodeConfiguration(c)),
     hub: { known: true, ips: indexHubIps([]), configurations: [] },
@@ -64,6 +64,7 @@ test('Liqo\'s writer carrying back what we wrote on the FCC path (a reinvoked re
       annotations: { 'liqo.io/shortcut-addresses': '10.61.0.151', 'liqo.io/shortcut-original-addresses': '{"10.61.0.151":"10.63.0.151"}' },
     }, `hub known: ${known}`);
     // The shortcut gone: restored to the hub's address, not left on a shortcut that no longer exists.
-    assert.deepEqual(reviewed(stored, view([]), manager), { addresses: [['10.63.0.151']], annotations: {} }, `hub known: ${known}`);
+    const gone = known ? withHubKnown([], [fcc()]) : afterRemoval([fcc()]);
+    assert.deepEqual(reviewed(stored, gone, manager), { addresses: [['10.63.0.151']], annotations: {} }, `hub known: ${known}`);
   }
 });

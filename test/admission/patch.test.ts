@@ -14,6 +14,7 @@ function rewriteWith(to: string, annotation: string): SliceRewrite {
     edits: [{ endpoint: 0, address: 0, from: '10.63.0.151', to, kind: 'rewritten' }],
     annotations: [{ key: 'liqo.io/shortcut-addresses', value: annotation }],
     untouched: { 'not-canonical': 0, 'hub-external': 0, 'no-fcc': 0, 'not-hub-external': 0, 'no-pair': 0, 'no-hub-ip': 0, 'no-peer': 0, 'no-shortcut': 0, 'tunnel-down': 0, 'connection-stale': 0 },
+    ignored: [],
   };
 }
 

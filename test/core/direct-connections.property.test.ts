@@ -1,5 +1,6 @@
 // Properties of the ShadowEndpointSlice repair over generated shadows and views: idempotent, the patch gives the
-// result, an empty view gives back the hub's shadow verbatim, and no address ever becomes another pod's.
+// result, a view with nothing to repair with gives back the hub's shadow verbatim, no address ever becomes another
+// pod's, and no forged record is restored outside the spaces Liqo maps for another cluster.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
@@ -7,7 +8,8 @@ import jsonpatch from 'fast-json-patch';
 import { shadowPatchFor } from '../../src/admission/shadow-patch.ts';
 import { repairShadowEndpointSlice } from '../../src/core/direct-connections.ts';
 import type { Json, JsonObject } from '../../src/core/json.ts';
-import type { Snapshot } from '../../src/core/snapshot.ts';
+import { HUB_NOT_READ } from '../../src/core/hub-resolution.ts';
+import { buildSnapshot, type Snapshot } from '../../src/core/snapshot.ts';
 import { hubIpObject, shadowObject } from '../support/builders.ts';
 import {
   directWorld, emptyWorld, hubToCluster2, hubToPeer, leafToHub, leafToPeer,
@@ -106,9 +108,58 @@ test('the patch applied to the received shadow gives exactly the repaired one', 
   }), { numRuns: RUNS });
 });
 
-test('with an empty view, a repaired shadow goes back to exactly what the hub wrote, annotation verbatim', () => {
+/** The same leaf once the hub's IPAM is no longer read: nothing to repair with, the leaf's views (the records' spaces) kept. */
+function withoutHub(snapshot: Snapshot): Snapshot {
+  return buildSnapshot({ version: snapshot.version + 1, fccs: [], tunnels: snapshot.tunnels, configurations: snapshot.views.configurations, hub: HUB_NOT_READ });
+}
+
+test('with nothing left to repair with, a repaired shadow goes back to exactly what the hub wrote, annotation verbatim', () => {
   fc.assert(fc.property(hubShadowArbitrary, worldArbitrary, (shadow, snapshot) => {
-    assert.deepEqual(f(f(shadow, snapshot), emptyWorld()), shadow);
+    assert.deepEqual(f(f(shadow, snapshot), withoutHub(snapshot)), shadow);
+  }), { numRuns: RUNS });
+});
+
+test('with an empty view the leaf\'s spaces are unknown: no record is trusted, and the shadow is left as it came', () => {
+  fc.assert(fc.property(hubShadowArbitrary, worldArbitrary, (shadow, snapshot) => {
+    const repaired = f(shadow, snapshot);
+    assert.deepEqual(endpointsOf(f(repaired, emptyWorld())), endpointsOf(repaired));
+  }), { numRuns: RUNS });
+});
+
+/** A shadow carrying forged records (a hub tenant's annotations, copied down by Liqo): restore data and entries of any kind. */
+const forgedPool = fc.constantFrom('10.200.0.1', '10.203.0.2', '10.204.0.3', '10.60.3.7', '172.18.0.2', '10.70.0.4', '10.213.0.5', 'fd00:203::2');
+const forgedShadowArbitrary = fc.tuple(hubShadowArbitrary, fc.record({
+  lists: fc.dictionary(fc.constantFrom('cluster1', 'cluster2', 'cluster3', 'cluster4'), fc.array(forgedPool, { maxLength: 3 }), { maxKeys: 4 }),
+  entries: fc.array(fc.tuple(fc.oneof(addressArbitrary, forgedPool), forgedPool), { maxLength: 4 }),
+})).map(([shadow, { lists, entries }]): JsonObject => {
+  const metadata = shadow.metadata as JsonObject;
+  const forged = {
+    'liqo.io/shortcut-original-direct-connections-data': JSON.stringify({ clusterAddresses: lists }),
+    'liqo.io/shortcut-shadow-original-addresses': JSON.stringify(Object.fromEntries(entries)),
+  };
+  return { ...shadow, metadata: { ...metadata, annotations: { ...(metadata.annotations as JsonObject | undefined), ...forged } } };
+});
+
+function listsOf(object: JsonObject): Record<string, string[]> {
+  const text = ((object.metadata as JsonObject).annotations as Record<string, string> | undefined)?.['liqo.io/direct-connections-data'];
+  return text === undefined ? {} : (JSON.parse(text) as { clusterAddresses?: Record<string, string[]> | null }).clusterAddresses ?? {};
+}
+
+test('no forged record makes the shadow carry an address Liqo would not map for another cluster, nor list one under the leaf or the hub', () => {
+  fc.assert(fc.property(forgedShadowArbitrary, worldArbitrary, (shadow, snapshot) => {
+    const before = endpointsOf(shadow);
+    const out = f(shadow, snapshot);
+    const lists = listsOf(out);
+    const hubLists = listsOf(shadow);
+    // Under the leaf and the hub, only what the hub's virtual kubelet listed itself.
+    for (const own of ['cluster1', 'cluster2']) for (const address of lists[own] ?? []) assert.ok((hubLists[own] ?? []).includes(address), `${address} listed under ${own}`);
+    const elsewhere = new Set(Object.entries(lists).flatMap(([cluster, list]) => (cluster === 'cluster1' || cluster === 'cluster2' ? [] : list)));
+    endpointsOf(out).forEach((endpoint, e) => endpoint.addresses.forEach((output, a) => {
+      if (output === before[e]?.addresses[a]) return;
+      // Changed: listed under another cluster (Liqo maps it with that cluster's Configuration), or a hub IP in the hub's
+      // external CIDR as the leaf declares it (the hub path, which Liqo maps through the hub).
+      assert.ok(elsewhere.has(output) || /^10\.70\./.test(output) || /^fd00:70:/.test(output), `${before[e]?.addresses[a]} became ${output}`);
+    }));
   }), { numRuns: RUNS });
 });
 

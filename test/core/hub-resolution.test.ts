@@ -239,12 +239,12 @@ test('IPv6: the same four moves', () => {
 test('addresses outside the hub\'s external space take the FCC path, which the stock path leaves alone', () => {
   const snapshot = buildSnapshot({
     version: 1,
-    fccs: [fcc({ aPod: '10.64.0.0/16', aRemapped: '10.65.0.0/16' })],
+    fccs: [fcc({ aPod: '10.64.0.0/16', aRemapped: '10.61.0.0/16' })],
     tunnels: tunnelStates([connectionObject('cluster3', 'Connected')]),
     configurations: [leafToHub, defaultLeafToPeer].map((c) => decodeConfiguration(c)),
     hub: { known: true, ips: indexHubIps(hubIps([web0])), configurations: [decodeConfiguration(hubToPeer)] },
   });
-  assert.deepEqual(addressesOf(applyRewrite(rewrite(sliceObject({ addresses: [['10.64.0.1', '10.71.0.12']] }), snapshot))), [['10.65.0.1', '10.61.0.151']]);
+  assert.deepEqual(addressesOf(applyRewrite(rewrite(sliceObject({ addresses: [['10.64.0.1', '10.71.0.12']] }), snapshot))), [['10.61.0.1', '10.61.0.151']]);
 });
 
 test('a slice from a hub the leaf has no Configuration for is not resolved', () => {

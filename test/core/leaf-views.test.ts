@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseCidr, type Cidr } from '../../src/core/cidr.ts';
 import {
-  connectionHeartbeat, decodeConfiguration, isConfigurationObject, isConnectionObject, leafViews, localOverlap, sameConfigurations, tunnelDown, tunnelStates, tunnelText, tunnelWord,
+  connectionHeartbeat, decodeConfiguration, isConfigurationObject, isConnectionObject, leafViews, localOverlap, sameConfigurations, targetMismatch, tunnelDown, tunnelStates, tunnelText, tunnelWord,
 } from '../../src/core/leaf-views.ts';
 import { configurationObject, connectionObject } from '../support/builders.ts';
 
@@ -88,6 +88,26 @@ const overlaps: readonly [string, string, string, RegExp | undefined][] = [
 for (const [name, source, peer, detail] of overlaps) {
   test(`local overlap: ${name}`, () => {
     const found = localOverlap(views, cidr(source), peer);
+    if (detail === undefined) assert.equal(found, undefined);
+    else assert.match(found ?? '', detail);
+  });
+}
+
+const targets: readonly [string, string, string, RegExp | undefined][] = [
+  ['a target inside the leaf\'s view of the peer', '10.61.0.0/16', 'cluster3', undefined],
+  ['a target in a part of the leaf\'s view of the peer', '10.61.8.0/24', 'cluster3', undefined],
+  ['a target on the leaf\'s own pods', '10.60.0.0/16', 'cluster3', /target 10\.60\.0\.0\/16 overlaps the leaf's own pod CIDR 10\.60\.0\.0\/16 \(liqo-tenant-cluster1\/cluster1 spec\.local\.cidr\.pod\)/],
+  ['a target on the leaf\'s own external CIDR', '10.70.0.0/16', 'cluster3', /own external CIDR 10\.70\.0\.0\/16 \(liqo-tenant-cluster1\/cluster1 spec\.local\.cidr\.external\)/],
+  ['a target on the leaf\'s view of the hub\'s pods', '10.200.0.0/16', 'cluster3', /where the leaf sees cluster1's pods/],
+  ['a target on the leaf\'s view of the peer\'s external CIDR', '10.72.0.0/16', 'cluster3', /cluster3's external CIDR/],
+  ['a target outside the leaf\'s view of the peer', '10.62.0.0/16', 'cluster3', /target 10\.62\.0\.0\/16 is outside the leaf's view of cluster3 \(10\.61\.0\.0\/16; liqo-tenant-cluster3\/cluster3 status\.remote\.cidr\.pod\)/],
+  ['a target wider than the leaf\'s view of the peer', '10.60.0.0/15', 'cluster3', /own pod CIDR/],
+  ['the peer\'s view as the target of a pair to another peer', '10.61.0.0/16', 'cluster4', /where the leaf sees cluster3's pods/],
+  ['a target in no view, for a peer without a Configuration', '10.64.0.0/16', 'cluster4', undefined],
+];
+for (const [name, target, peer, detail] of targets) {
+  test(`target mismatch: ${name}`, () => {
+    const found = targetMismatch(views, cidr(target), peer);
     if (detail === undefined) assert.equal(found, undefined);
     else assert.match(found ?? '', detail);
   });

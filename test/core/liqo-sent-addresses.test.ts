@@ -82,6 +82,8 @@ test('the admission route reads Liqo\'s writer from the review\'s field manager,
       apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
       request: {
         uid: 'u1', operation: 'UPDATE', kind: { group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice' }, object: storedByOurController(),
+        // Stored as our controller left it: the record in the write is the one already stored.
+        oldObject: storedByOurController(),
         ...(fieldManager === undefined ? {} : { options: { apiVersion: 'meta.k8s.io/v1', kind: 'PatchOptions', fieldManager, force: true } }),
       },
     });

@@ -24,7 +24,10 @@ test('without --cluster-id every cluster an FCC names is local, each with only i
 });
 
 test('without --cluster-id the leaf\'s peers (a Configuration each) are not local: one connected FCC counts once', () => {
-  const peers = buildSnapshot({ version: 1, fccs: snapshot.fccs, configurations: [configurationObject({ peer: 'cluster3' }), configurationObject({ peer: 'cluster5' })].map((c) => decodeConfiguration(c)) });
+  // Each target inside the leaf's view of its peer, as a target must be where that view is known (target-mismatch).
+  const fccs = [fcc(), fcc({ name: 'other', a: 'cluster4', b: 'cluster5', aRemapped: '10.65.0.0/16' })];
+  const configurations = [configurationObject({ peer: 'cluster3', remotePodView: '10.61.0.0/16' }), configurationObject({ peer: 'cluster5', remotePodView: '10.65.0.0/16' })];
+  const peers = buildSnapshot({ version: 1, fccs, configurations: configurations.map((c) => decodeConfiguration(c)) });
   assert.deepEqual(localClusters(peers, undefined), ['cluster2', 'cluster4']);
   assert.deepEqual(describe(localStates(peers, undefined)), ['liqo/cluster2-cluster3:usable', 'liqo/other:usable']);
   // --cluster-id still names the local cluster whatever the Configurations say.

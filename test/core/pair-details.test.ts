@@ -12,7 +12,7 @@ function details(states: readonly PairState[]): string[] {
 
 test('every unusable reason is listed once, for the pairs metric', () => {
   assert.deepEqual([...UNUSABLE_REASONS], ['not-connected', 'tunnel-down', 'connection-stale', 'invalid-cidr', 'family-mismatch',
-    'prefix-mismatch', 'conflict', 'chain', 'local-overlap', 'not-this-cluster']);
+    'prefix-mismatch', 'conflict', 'chain', 'local-overlap', 'target-mismatch', 'not-this-cluster']);
 });
 
 const single: readonly [string, Parameters<typeof fcc>[0], string][] = [

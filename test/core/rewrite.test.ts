@@ -7,7 +7,7 @@ import { applyRewrite, rewriteEndpointSlice, UNTOUCHED_REASONS, type AddressTrac
 import type { Snapshot } from '../../src/core/snapshot.ts';
 import { decodeConfiguration } from '../../src/core/leaf-views.ts';
 import { buildSnapshot } from '../../src/core/snapshot.ts';
-import { configurationObject, fcc, sliceObject, snapshotOf, type SliceSpec } from '../support/builders.ts';
+import { afterRemoval, configurationObject, fcc, sliceObject, snapshotOf, type SliceSpec } from '../support/builders.ts';
 
 const FLAG = 'liqo.io/shortcut-addresses';
 const ORIGINALS = 'liqo.io/shortcut-original-addresses';
@@ -100,13 +100,14 @@ test('a restore keeps the annotations map, and its place, when other annotations
 
 test('restores the hub address when the FCC is deleted', () => {
   const rewritten = output({ addresses: [['10.63.0.151']] });
-  const result = rewrite(rewritten, snapshotOf([]));
+  const result = rewrite(rewritten, afterRemoval([fcc()]));
   assert.deepEqual(result.edits.map((e) => [e.from, e.to, e.kind]), [['10.61.0.151', '10.63.0.151', 'restored']]);
 });
 
 test('follows a CIDR change: the recorded hub address is remapped into the new target', () => {
   const rewritten = output({ addresses: [['10.63.0.151']] });
-  const moved = snapshotOf([fcc({ aRemapped: '10.71.0.0/16' })]);
+  // A view that held the FCC before the change remembers its former target, where the record's address lies.
+  const moved = buildSnapshot({ version: 1, fccs: [fcc({ aRemapped: '10.71.0.0/16' })], formerFccs: [fcc()] });
   const out = applyRewrite(rewrite(rewritten, moved));
   assert.deepEqual(addressesOf(out), ['10.71.0.151']);
   assert.deepEqual(annotationsOf(out), { [FLAG]: '10.71.0.151', [ORIGINALS]: '{"10.71.0.151":"10.63.0.151"}' });
@@ -177,14 +178,14 @@ for (const [name, text] of malformedOriginals) {
 
 test('uses good entries of an annotation whose other entries are bad', () => {
   const text = '{"10.61.0.1":"10.63.0.1","10.61.0.2":5,"10.61.0.3":"nope"}';
-  const out = applyRewrite(rewrite(sliceObject({ addresses: [['10.61.0.1', '10.61.0.2']], annotations: { [ORIGINALS]: text } }), snapshotOf([])));
+  const out = applyRewrite(rewrite(sliceObject({ addresses: [['10.61.0.1', '10.61.0.2']], annotations: { [ORIGINALS]: text } }), afterRemoval([fcc()])));
   assert.deepEqual(addressesOf(out), ['10.63.0.1', '10.61.0.2']);
 });
 
 test('on an IPv6 slice, an original or an address that is not RFC 5952 text is not trusted or touched', () => {
   const v6 = snapshotOf([fcc({ aPod: 'fd00:63::/32', aRemapped: 'fd00:61::/32' })]);
   const restored = applyRewrite(rewrite(sliceObject({ addressType: 'IPv6', addresses: [['fd00:61::97', 'fd00:61::98']],
-    annotations: { [ORIGINALS]: '{"fd00:61::97":"FD00:63::97","fd00:61::98":"fd00:63::98"}' } }), snapshotOf([])));
+    annotations: { [ORIGINALS]: '{"fd00:61::97":"FD00:63::97","fd00:61::98":"fd00:63::98"}' } }), afterRemoval([fcc({ aPod: 'fd00:63::/32', aRemapped: 'fd00:61::/32' })])));
   assert.deepEqual(addressesOf(restored), ['fd00:61::97', 'fd00:63::98'], 'the upper-case original is dropped, the other restores');
   const left = applyRewrite(rewrite(sliceObject({ addressType: 'IPv6', addresses: [['fd00:63::0097', 'FD00:63::97', 'fd00:63::97']] }), v6));
   assert.deepEqual(addressesOf(left), ['fd00:63::0097', 'FD00:63::97', 'fd00:61::97']);
@@ -343,7 +344,7 @@ test('a cluster no FCC names, on a leaf that sees no external CIDR of the hub, l
 
 test('restored and flagged addresses are not counted as untouched', () => {
   const slice = sliceObject({ addresses: [['10.61.0.5', '10.61.0.6']], annotations: { [ORIGINALS]: '{"10.61.0.5":"10.63.0.5"}' } });
-  assert.deepEqual(rewrite(slice, snapshotOf([])).untouched, counts({ 'not-canonical': 0, 'hub-external': 0, 'no-fcc': 1, 'no-pair': 0 }));
+  assert.deepEqual(rewrite(slice, afterRemoval([fcc()])).untouched, counts({ 'not-canonical': 0, 'hub-external': 0, 'no-fcc': 1, 'no-pair': 0 }));
   assert.deepEqual(rewrite(slice).untouched, counts({ 'not-canonical': 0, 'hub-external': 0, 'no-fcc': 0, 'no-pair': 0 }));
 });
 
@@ -351,7 +352,7 @@ test('each edit says whether it rewrote an address or restored it, and a trace n
   const slice = sliceObject({ addresses: [['10.63.0.5', '10.61.0.6', '10.200.0.1']], annotations: { [ORIGINALS]: '{"10.61.0.6":"10.63.0.6"}' } });
   // Under the worked FCC the first is rewritten and the second kept; without it, the second goes back to its original.
   assert.deepEqual(rewrite(slice).edits.map((edit) => `${edit.from}>${edit.to}:${edit.kind}`), ['10.63.0.5>10.61.0.5:rewritten']);
-  assert.deepEqual(rewrite(slice, snapshotOf([])).edits.map((edit) => `${edit.from}>${edit.to}:${edit.kind}`), ['10.61.0.6>10.63.0.6:restored']);
+  assert.deepEqual(rewrite(slice, afterRemoval([fcc()])).edits.map((edit) => `${edit.from}>${edit.to}:${edit.kind}`), ['10.61.0.6>10.63.0.6:restored']);
   const traces: AddressTrace[] = [];
   rewriteEndpointSlice(slice, worked, {}, (trace) => traces.push(trace));
   assert.deepEqual(traces.map((trace) => trace.pair?.fcc ?? '-'), ['liqo/cluster2-cluster3', 'liqo/cluster2-cluster3', '-']);

@@ -40,7 +40,9 @@ test('--explain: an address restored from its originals and moved by the same pa
 });
 
 test('--explain: an address restored from its originals and moved to the pair\'s new target is rewritten', async () => {
-  const rows = await explainJson([fccObject({ aRemapped: '10.71.0.0/16' })]);
+  // The leaf sees cluster3 in two blocks: the record's 10.61.0.151 is in its view of the peer, so the record is trusted.
+  const view = configurationObject({ peer: 'cluster3', remotePod: ['10.60.0.0/16', '10.62.0.0/16'], remotePodView: ['10.61.0.0/16', '10.71.0.0/16'], remoteExternalView: '10.72.0.0/16' });
+  const rows = await explainJson([fccObject({ aRemapped: '10.71.0.0/16' }), view]);
   assert.deepEqual(rows.map((row) => [row.input, row.output, row.reason]), [['10.61.0.151', '10.71.0.151', 'rewritten']]);
 });
 

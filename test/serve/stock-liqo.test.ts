@@ -116,7 +116,7 @@ test('a stock hub without the FCC CRD: no FCCs, said once; the replica is ready 
 
     // The shortcut operator is installed later: its FCCs are read without a restart.
     hub.registerResource(FOREIGN_CLUSTER_CONNECTIONS);
-    await hub.create(fccObject({ aPod: '10.64.0.0/16', aRemapped: '10.65.0.0/16' }));
+    await hub.create(fccObject({ aPod: '10.64.0.0/16', aRemapped: '10.61.0.0/16' }));
     // Looked for at the list backoff's pace (doubling up to 30 s, jittered): the wait allows two of its longest steps.
     await waitFor(async () => (await usablePairs(running)).length === 1, { timeoutMs: 65_000, description: 'the FCC is read once its CRD is there' });
 

@@ -21,7 +21,7 @@ const shadow = shadowObject({
   data: { clusterAddresses: { cluster3: ['10.203.0.5'] } },
 });
 
-function shadowReview(object: Json, options: { operation?: string; uid?: string; apiVersion?: string } = {}): JsonObject {
+function shadowReview(object: Json, options: { operation?: string; uid?: string; apiVersion?: string; oldObject?: Json } = {}): JsonObject {
   const review = reviewObject(object, options);
   const request = review.request as JsonObject;
   return {
@@ -71,7 +71,7 @@ test('v1beta1 reviews are answered in kind; the repaired shadow sent again is al
     assert.equal(first.apiVersion, 'admission.k8s.io/v1beta1');
     const patch = JSON.parse(Buffer.from(first.response.patch ?? '', 'base64').toString()) as jsonpatch.Operation[];
     const repaired = jsonpatch.applyPatch(structuredClone(shadow), patch, true, false).newDocument;
-    const again = JSON.parse((await post1(harness.url, harness.certs.ca, JSON.stringify(shadowReview(repaired, { operation: 'UPDATE' })), { path: PATH })).body) as Answer;
+    const again = JSON.parse((await post1(harness.url, harness.certs.ca, JSON.stringify(shadowReview(repaired, { operation: 'UPDATE', oldObject: repaired })), { path: PATH })).body) as Answer;
     assert.deepEqual(again.response, { uid: '705ab4f5-6393-11e8-b7cc-42010a800002', allowed: true });
     assert.match(await harness.metrics.registry.metrics(), /admission_requests_total\{operation="UPDATE",result="unchanged",resource="shadowendpointslices"\} 1/);
   } finally {

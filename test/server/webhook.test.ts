@@ -215,12 +215,12 @@ test('with --cluster-id, an unlabelled slice is rewritten for that cluster; a re
   } finally {
     await local.close();
   }
-  // Through the shortcut, and the shortcut is gone: the address goes back to the hub one, and the metric says so.
-  const empty = await startHarness({ fccs: [] });
+  // Through the shortcut, and the shortcut is down: the address goes back to the hub one, and the metric says so.
+  const empty = await startHarness({ fccs: [fcc({ connected: false })] });
   try {
     const rewritten = sliceObject({ addresses: [['10.61.0.151']], annotations: {
       'liqo.io/shortcut-addresses': '10.61.0.151', 'liqo.io/shortcut-original-addresses': '{"10.61.0.151":"10.63.0.151"}' } });
-    const answer = await post1(empty.url, empty.certs.ca, JSON.stringify(reviewObject(rewritten, { operation: 'UPDATE' })));
+    const answer = await post1(empty.url, empty.certs.ca, JSON.stringify(reviewObject(rewritten, { operation: 'UPDATE', oldObject: rewritten })));
     assert.deepEqual((decodePatch(answer.body) as { path: string; value?: unknown }[])[0], { op: 'replace', path: '/endpoints/0/addresses/0', value: '10.63.0.151' });
     assert.match(await empty.metrics.registry.metrics(), /shortcut_webhook_addresses_restored_total 1\n/);
   } finally {
@@ -229,7 +229,7 @@ test('with --cluster-id, an unlabelled slice is rewritten for that cluster; a re
 });
 
 test('a rewritten address counts in addresses_rewritten_total only, a restored one in addresses_restored_total only', async () => {
-  const fresh = await startHarness({ fccs: [fcc()] });
+  const fresh = await startHarness({ fccs: [fcc(), fcc({ name: 'down', b: 'cluster4', aPod: '10.64.0.0/16', aRemapped: '10.65.0.0/16', connected: false })] });
   const counted = async () => {
     const text = await (await fetch(`${fresh.opsUrl}/metrics`)).text();
     const value = (name: string) => Number(new RegExp(`^shortcut_webhook_${name} (\\d+)$`, 'm').exec(text)?.[1]);
@@ -238,11 +238,11 @@ test('a rewritten address counts in addresses_rewritten_total only, a restored o
   try {
     await post1(fresh.url, fresh.certs.ca, JSON.stringify(reviewObject(sliceObject({ addresses: [['10.63.0.151'], ['10.63.0.152']] }))));
     assert.deepEqual(await counted(), { rewritten: 2, restored: 0 });
-    // A shortcut address whose hub address no usable pair holds any more (10.200/16): back to the hub address.
-    const stale = sliceObject({ addresses: [['10.61.0.9']], annotations: {
-      'liqo.io/shortcut-addresses': '10.61.0.9', 'liqo.io/shortcut-original-addresses': '{"10.61.0.9":"10.200.0.9"}' } });
-    const answer = await post1(fresh.url, fresh.certs.ca, JSON.stringify(reviewObject(stale, { operation: 'UPDATE' })));
-    assert.deepEqual((decodePatch(answer.body) as { path: string; value?: unknown }[])[0], { op: 'replace', path: '/endpoints/0/addresses/0', value: '10.200.0.9' });
+    // A shortcut address whose hub address no usable pair holds any more (its shortcut is down): back to the hub address.
+    const stale = sliceObject({ addresses: [['10.65.0.9']], annotations: {
+      'liqo.io/shortcut-addresses': '10.65.0.9', 'liqo.io/shortcut-original-addresses': '{"10.65.0.9":"10.64.0.9"}' } });
+    const answer = await post1(fresh.url, fresh.certs.ca, JSON.stringify(reviewObject(stale, { operation: 'UPDATE', oldObject: stale })));
+    assert.deepEqual((decodePatch(answer.body) as { path: string; value?: unknown }[])[0], { op: 'replace', path: '/endpoints/0/addresses/0', value: '10.64.0.9' });
     assert.deepEqual(await counted(), { rewritten: 2, restored: 1 });
   } finally {
     await fresh.close();

@@ -55,6 +55,11 @@ export function snapshotOf(fccs: readonly ForeignClusterConnection[], tunnels?: 
   return buildSnapshot({ version: ++version, fccs, ...(tunnels === undefined ? {} : { tunnels }) });
 }
 
+/** A view that held these FCCs and holds them no more: no pair, but the records they left are still trusted (core/trust.ts). */
+export function afterRemoval(former: readonly ForeignClusterConnection[]): Snapshot {
+  return buildSnapshot({ version: ++version, fccs: [], formerFccs: former });
+}
+
 export interface SliceSpec {
   readonly name?: string;
   readonly namespace?: string;

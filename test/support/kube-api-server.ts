@@ -123,6 +123,8 @@ export interface MutateContext {
   /** 'status' for writes to the status subresource (webhooks registered for `endpointslices` never see those). */
   readonly subresource: string | undefined;
   readonly dryRun: boolean;
+  /** The write's `?fieldManager=` (an AdmissionReview's `request.options.fieldManager`). */
+  readonly fieldManager?: string | undefined;
 }
 
 /**
@@ -524,6 +526,7 @@ interface Watcher {
 interface WriteOptions {
   readonly subresource: string | undefined;
   readonly dryRun: boolean;
+  readonly fieldManager?: string | undefined;
   /** Through the REST API (true) or a direct test write (false): the API's own checks apply only to the former. */
   readonly fromClient: boolean;
 }
@@ -666,7 +669,7 @@ class Store {
     try {
       result = await this.mutate(toKubeObject(object), {
         operation, old: old === undefined ? undefined : toKubeObject(old), resource: resource.def,
-        subresource: options.subresource, dryRun: options.dryRun,
+        subresource: options.subresource, dryRun: options.dryRun, fieldManager: options.fieldManager,
       });
     } catch (error) {
       if (error instanceof KubeStatusError) throw error;
@@ -1242,7 +1245,8 @@ class ApiServer implements KubeApiServer {
     body: unknown, response: ServerResponse): Promise<void> {
     const { resource, namespace, name, subresource } = route;
     const def = resource.def;
-    const options: WriteOptions = { subresource, dryRun: query['dryRun'] === 'All', fromClient: true };
+    const fieldManager = typeof query['fieldManager'] === 'string' ? query['fieldManager'] : undefined;
+    const options: WriteOptions = { subresource, dryRun: query['dryRun'] === 'All', fromClient: true, fieldManager };
     switch (method) {
       case 'GET': {
         if (route.watchPath || parseBool(query['watch'])) {

@@ -13,7 +13,10 @@ export function webhookHook(view: ShortcutView, clusterId?: string): MutateHook 
     if (context.resource.plural !== 'endpointslices' || !view.isSynced()) return object;
     const decoded = decodeReview({
       apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
-      request: { uid: 'test', kind: { group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice' }, operation: context.operation, object },
+      request: {
+        uid: 'test', kind: { group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice' }, operation: context.operation, object,
+        oldObject: context.old ?? null, options: { fieldManager: context.fieldManager },
+      },
     });
     if (!decoded.ok) throw new Error(decoded.message);
     const outcome = reviewEndpointSlice(decoded.value, view.current(), { clusterId });
@@ -36,7 +39,9 @@ export function httpsWebhookHook(target: () => { url: string; ca: Buffer } | und
       apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview',
       request: { uid: `apiserver-${++uid}`, kind: { group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice' },
         resource: { group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices' },
-        operation: context.operation, object, oldObject: context.old ?? null, dryRun: context.dryRun },
+        operation: context.operation, object, oldObject: context.old ?? null, dryRun: context.dryRun,
+        // The write's options as kube-apiserver passes them: the field manager says whose write it is.
+        ...(context.fieldManager === undefined ? {} : { options: { fieldManager: context.fieldManager } }) },
     };
     try {
       const answer = await post1(`${webhook.url}/mutate/endpointslices?timeout=5s`, webhook.ca, JSON.stringify(review));

@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import { decodeFcc } from '../../src/core/fcc.ts';
 import { SnapshotStore } from '../../src/view/shortcut-view.ts';
 import { decodeConfiguration } from '../../src/core/leaf-views.ts';
-import { configurationObject, fcc, fccObject, tunnelValues } from '../support/builders.ts';
+import { configurationObject, fcc, fccObject, sliceObject, tunnelValues } from '../support/builders.ts';
+import { rewriteEndpointSlice } from '../../src/core/rewrite.ts';
 
 function storeWithListener(): { store: SnapshotStore; notified: () => number } {
   const store = new SnapshotStore(() => 0);
@@ -79,7 +80,7 @@ test('tunnel states: the same states keep the snapshot, a changed one makes a ne
 
 test('Configurations: the same views (a condition moved, another order) keep the snapshot, a moved view makes a new one', () => {
   const { store, notified } = storeWithListener();
-  store.publishFccs([fcc({ aPod: '10.200.0.0/16', aRemapped: '10.201.0.0/16' })]);
+  store.publishFccs([fcc({ aPod: '10.200.0.0/16', aRemapped: '10.61.0.0/16' })]);
   const hub = configurationObject({ peer: 'cluster1' });
   const peer = configurationObject({ peer: 'cluster3', remotePodView: '10.61.0.0/16' });
   store.publishConfigurations([decodeConfiguration(hub), decodeConfiguration(peer)]);
@@ -113,4 +114,30 @@ test('a view lapsed by two pauses is fresh only once the relist asked after the 
   await new Promise((resolve) => setImmediate(resolve));
   assert.equal(store.isLapsed(), false);
   assert.equal(told, 1, 'listeners told once, when the lapse ends');
+});
+
+test('the view remembers the FCCs it held, as they were, so that the records they left are still trusted', () => {
+  const store = new SnapshotStore();
+  store.publishFccs([fcc()]);
+  assert.deepEqual(store.current().formerFccs, []);
+  // Its target changed, then the FCC deleted: both former versions are kept, once each; the current one is not former.
+  store.publishFccs([fcc({ aRemapped: '10.71.0.0/16' })]);
+  store.publishFccs([]);
+  store.publishFccs([]);
+  const former = store.current().formerFccs.map((f) => f.sideA?.remappedPodCIDR);
+  assert.deepEqual(former, ['10.61.0.0/16', '10.71.0.0/16']);
+  // The slice the first version rewrote is restored by the empty view that remembers it.
+  const slice = { addresses: [['10.61.0.151']], annotations: { 'liqo.io/shortcut-original-addresses': '{"10.61.0.151":"10.63.0.151"}' } };
+  const result = rewriteEndpointSlice(sliceObject(slice), store.current());
+  assert.ok(!('skip' in result));
+  assert.deepEqual(result.edits.map((edit) => `${edit.from}>${edit.to}`), ['10.61.0.151>10.63.0.151']);
+});
+
+test('the FCCs the view remembers are bounded: the oldest are forgotten first', () => {
+  const store = new SnapshotStore();
+  for (let i = 0; i < 1100; i++) store.publishFccs([fcc({ name: `fcc-${i}` })]);
+  store.publishFccs([]);
+  const former = store.current().formerFccs;
+  assert.equal(former.length, 1024);
+  assert.equal(former[former.length - 1]?.ref, 'liqo/fcc-1099');
 });
