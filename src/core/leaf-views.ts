@@ -3,7 +3,6 @@
 // Shapes from liqotech/liqo apis/networking/v1beta1/{configuration,connection}_types.go (v1.2.0 e9f4428d, master
 // 557c199c): `cidr.pod` and `cidr.external` are lists since v1.0 (baee6830); a single string, as older objects and
 // hand-written files hold, is read as a list of one.
-import { instantText } from './instant.ts';
 import { encloses, overlaps, parseCidr, type Cidr, type Ipv4Cidr, type Ipv6Cidr } from './cidr.ts';
 import { isLiqoNetworkingObject } from './fcc.ts';
 import { field, isArray, isObject, objectAt, stringField, type JsonObject } from './json.ts';
@@ -21,13 +20,13 @@ export const TUNNEL_CONNECTED = 'Connected';
 /**
  * How the leaf's Liqo Connection(s) to one peer stand: up, or down with the contract's reason. `value` is what
  * `status.value` reads (`Connected` on a stale one: its gateway stopped writing, so nothing said otherwise).
- * `connection-stale` names the Connection whose heartbeat went silent and when its last one was seen (epoch ms).
+ * `connection-stale` names the Connection whose heartbeat went silent and when its last one was seen (RFC 3339).
  */
 export type TunnelState =
   | { readonly up: true; readonly value: typeof TUNNEL_CONNECTED }
   | { readonly up: false; readonly reason: 'tunnel-down'; readonly value: string }
   | { readonly up: false; readonly reason: 'connection-stale'; readonly value: typeof TUNNEL_CONNECTED;
-      readonly connection: string; readonly lastHeartbeat: number };
+      readonly connection: string; readonly lastHeartbeat: string };
 
 /** The tunnel states by peer cluster ID; a peer with no entry is not cross-checked. */
 export type TunnelStates = ReadonlyMap<string, TunnelState>;
@@ -45,8 +44,8 @@ export function tunnelWord(state: TunnelState): string {
 /** The word, and for a stale one when its last heartbeat was and how long before `now` (epoch ms): what tables show. */
 export function tunnelText(state: TunnelState, now: number): string {
   if (state.up || state.reason !== 'connection-stale') return tunnelWord(state);
-  const age = Math.max(0, Math.round((now - state.lastHeartbeat) / 1000));
-  return `connection-stale (last heartbeat ${age}s ago, ${instantText(state.lastHeartbeat)})`;
+  const age = Math.max(0, Math.round((now - Date.parse(state.lastHeartbeat)) / 1000));
+  return `connection-stale (last heartbeat ${age}s ago, ${state.lastHeartbeat})`;
 }
 
 /**
@@ -61,7 +60,7 @@ export function tunnelDown(peer: string, state: TunnelState | undefined): { read
   return {
     reason: state.reason,
     detail: `the leaf's Liqo Connection ${state.connection} to ${peer} reads Connected, but its gateway stopped reporting: `
-      + `no heartbeat since ${instantText(state.lastHeartbeat)}`,
+      + `no heartbeat since ${state.lastHeartbeat}`,
   };
 }
 
@@ -208,10 +207,10 @@ export function connectionHeartbeat(connection: unknown): { readonly text: strin
 }
 
 /**
- * When a Connection's heartbeat went silent past the bound (the epoch ms of its last one), else undefined: judged by
+ * When a Connection's heartbeat went silent past the bound (its last one, RFC 3339), else undefined: judged by
  * whoever watches the rewrites (view/connection-heartbeats.ts); without a judge, `status.value` alone decides.
  */
-export type HeartbeatJudge = (ref: string, connection: JsonObject) => number | undefined;
+export type HeartbeatJudge = (ref: string, connection: JsonObject) => string | undefined;
 
 /**
  * Connections by peer. Liqo may hold several for one peer (a gateway server and a client, or one per tunnel since
@@ -220,7 +219,7 @@ export type HeartbeatJudge = (ref: string, connection: JsonObject) => number | u
  * stale one (in `namespace/name` order, so the detail is stable).
  */
 export function tunnelStates(connections: Iterable<unknown>, judge?: HeartbeatJudge): TunnelStates {
-  const byPeer = new Map<string, { ref: string; value: string; silentSince: number | undefined }[]>();
+  const byPeer = new Map<string, { ref: string; value: string; silentSince: string | undefined }[]>();
   let index = 0;
   for (const connection of connections) {
     index++;

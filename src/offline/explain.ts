@@ -333,7 +333,7 @@ export function explainJson(results: readonly DocumentResult[], snapshot: Snapsh
     }))),
     notes: clusters.flatMap((cluster) => viewNotes(snapshot, cluster, true)),
     peers: sortedTunnels(snapshot.tunnels).map(([peer, state]) => ({
-      peer, state: tunnelWord(state), ...(!state.up && state.reason === 'connection-stale' ? { lastHeartbeat: new Date(state.lastHeartbeat).toISOString() } : {}),
+      peer, state: tunnelWord(state), ...(!state.up && state.reason === 'connection-stale' ? { lastHeartbeat: state.lastHeartbeat } : {}),
     })),
   };
 }

@@ -38,7 +38,10 @@ export interface ClusterSourceOptions {
   readonly watchTimeoutSeconds?: number;
   /** How long the FCCs wait at start for the optional parts' first lists to settle (default 10 s). */
   readonly startupPatienceMs?: number;
-  /** A Connected Connection whose heartbeat is silent this long is down (`connection-stale`); 0 turns it off. */
+  /**
+   * A Connected Connection whose heartbeat is silent this long is down (`connection-stale`); 0 or absent turns it off.
+   * serve and the live commands pass --connection-stale-after (config.ts holds its default).
+   */
   readonly connectionStaleAfterMs?: number;
   /** The heartbeats' monotonic clock and timers, and the wall clock (tests move both by hand). */
   readonly heartbeatTime?: { readonly monotonic: TimeSource; readonly wallClock: () => number };
@@ -128,7 +131,7 @@ export class ClusterShortcutSource {
       return reader;
     });
     this.heartbeats = new ConnectionHeartbeats({
-      staleAfterMs: options.connectionStaleAfterMs ?? CONNECTION_STALE_AFTER_MS, logger, publish: (tunnels) => store.publishTunnels(tunnels),
+      staleAfterMs: options.connectionStaleAfterMs ?? 0, logger, publish: (tunnels) => store.publishTunnels(tunnels),
       ...(options.heartbeatTime === undefined ? {} : { time: options.heartbeatTime.monotonic, wallClock: options.heartbeatTime.wallClock }),
     });
     const { localConfig } = options;

@@ -137,7 +137,7 @@ export class ConnectionHeartbeats {
     const judge = this.options.staleAfterMs > 0
       ? (ref: string) => {
         const heartbeat = this.heartbeats.get(ref);
-        return heartbeat?.at !== undefined && now >= heartbeat.deadline ? heartbeat.at : undefined;
+        return heartbeat?.at !== undefined && now >= heartbeat.deadline ? new Date(heartbeat.at).toISOString() : undefined;
       }
       : undefined;
     this.options.publish(tunnelStates(this.objects.values(), judge));

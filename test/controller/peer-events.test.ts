@@ -80,7 +80,7 @@ test('a gateway that stopped reporting is a direct network lost: the Event says 
   const w = await world();
   try {
     const observedAt = w.now();
-    const lastHeartbeat = Date.parse('2026-11-28T12:00:00Z');
+    const lastHeartbeat = '2026-11-28T12:00:00.000Z';
     w.store.publishTunnels(new Map([['cluster3', { up: false, reason: 'connection-stale', value: 'Connected', connection: 'liqo-tenant-cluster3/cluster3', lastHeartbeat }]]));
     assert.match(await w.metrics.registry.metrics(), /shortcut_webhook_peer_path\{peer="cluster3",path="hub",reason="connection-stale",connection="connection-stale"\} 1/);
     w.peers.passDone({ startedAt: observedAt, endedAt: w.advance(1200), patched: 7 });

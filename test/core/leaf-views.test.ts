@@ -183,14 +183,14 @@ test('with three Connections down listed in reverse order, the first by namespac
 });
 
 test('a Connected Connection the judge finds silent makes its peer connection-stale, after any Connection not Connected', () => {
-  const lastHeartbeat = Date.parse('2026-11-28T12:00:00Z');
+  const lastHeartbeat = '2026-11-28T12:00:00.000Z';
   const silent = (ref: string) => (ref === 'liqo-tenant-cluster3/gw-cluster3' ? lastHeartbeat : undefined);
   const stale = tunnelStates([connectionObject('cluster3', 'Connected'), connectionObject('cluster3', 'Connected', 'gw-cluster3-b')], silent);
   assert.deepEqual(stale.get('cluster3'), { up: false, reason: 'connection-stale', value: 'Connected', connection: 'liqo-tenant-cluster3/gw-cluster3', lastHeartbeat });
   const state = stale.get('cluster3');
   assert.ok(state !== undefined);
   assert.equal(tunnelWord(state), 'connection-stale');
-  assert.equal(tunnelText(state, lastHeartbeat + 95_400), 'connection-stale (last heartbeat 95s ago, 2026-11-28T12:00:00.000Z)');
+  assert.equal(tunnelText(state, Date.parse(lastHeartbeat) + 95_400), 'connection-stale (last heartbeat 95s ago, 2026-11-28T12:00:00.000Z)');
   assert.deepEqual(tunnelDown('cluster3', state), {
     reason: 'connection-stale',
     detail: 'the leaf\'s Liqo Connection liqo-tenant-cluster3/gw-cluster3 to cluster3 reads Connected, but its gateway stopped reporting: no heartbeat since 2026-11-28T12:00:00.000Z',

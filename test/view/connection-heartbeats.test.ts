@@ -64,7 +64,7 @@ test('a Connection whose rewrites stop goes stale at the bound, not a millisecon
   w.time.advance(BOUND - 1);
   assert.equal(w.reason('cluster3'), 'up');
   w.time.advance(1);
-  assert.deepEqual(w.state('cluster3'), { up: false, reason: 'connection-stale', value: 'Connected', connection: 'liqo-tenant-cluster3/gw-cluster3', lastHeartbeat: lastSeen });
+  assert.deepEqual(w.state('cluster3'), { up: false, reason: 'connection-stale', value: 'Connected', connection: 'liqo-tenant-cluster3/gw-cluster3', lastHeartbeat: new Date(lastSeen).toISOString() });
   assert.equal(w.store.current().version, version + 1, 'the deadline rebuilt the view once');
   w.time.advance(5 * 60_000);
   assert.equal(w.store.current().version, version + 1, 'and no more while it stays silent');
@@ -130,7 +130,7 @@ test('a value that is not Connected says tunnel-down before any staleness, and o
   w.write('cluster3', { name: 'gw-cluster3-b' });
   w.time.advance(BOUND - 20_000);
   assert.deepEqual(w.state('cluster3'), {
-    up: false, reason: 'connection-stale', value: 'Connected', connection: 'liqo-tenant-cluster3/gw-cluster3', lastHeartbeat: w.wall() - BOUND,
+    up: false, reason: 'connection-stale', value: 'Connected', connection: 'liqo-tenant-cluster3/gw-cluster3', lastHeartbeat: new Date(w.wall() - BOUND).toISOString(),
   });
   w.write('cluster3', { name: 'gw-cluster3-b', value: 'Error', heartbeat: null });
   assert.deepEqual(w.state('cluster3'), { up: false, reason: 'tunnel-down', value: 'Error' });
