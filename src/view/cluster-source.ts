@@ -12,7 +12,7 @@ import type { Logger } from '../log.ts';
 import type { TimeSource } from '../util/time-source.ts';
 import { readListPage } from '../kube/client.ts';
 import { earliestFailure, keepObject, ListWatch, type SourceFailure } from './list-watch.ts';
-import { CONNECTION_STALE_AFTER_MS, ConnectionHeartbeats } from './connection-heartbeats.ts';
+import { ConnectionHeartbeats } from './connection-heartbeats.ts';
 import { fccWatch } from './fcc-watch.ts';
 import { HubIpamSource } from './hub-source.ts';
 import type { SnapshotStore } from './shortcut-view.ts';
