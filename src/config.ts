@@ -51,6 +51,7 @@ export const SERVE_FLAGS = {
   'hub-namespace': { type: 'string', multiple: true, value: 'NS', help: 'the hub readers list and watch only in these namespaces, as a namespaced Role allows (repeatable; default: all)' },
   'shortcuts-namespace': { type: 'string', value: 'NS', help: 'watch ForeignClusterConnections in this namespace only (default: all)' },
   'no-controller': { type: 'boolean', help: 'do not reconcile stored slices when the shortcuts change' },
+  'restore-only': { type: 'boolean', help: 'the undo before an uninstall: read the view as usual but move nothing, so every address whose record the view vouches for goes back to its hub address' },
   'resync-interval': { type: 'string', value: 'DUR', help: 'periodic reconcile of stored slices, e.g. 30s, 10m, 1h; 0 turns it off (default 10m)' },
   'max-concurrent-patches': { type: 'string', value: 'N', help: `patches of stored slices the controller has in flight at once, 1 to 64 (default ${DEFAULT_MAX_CONCURRENT_PATCHES})` },
   'max-patches-per-second': { type: 'string', value: 'N', help: `the controller's cap on its requests to the API server per second, 1 to 10000 (default ${DEFAULT_MAX_PATCHES_PER_SECOND})` },
@@ -375,6 +376,8 @@ export interface ServeConfig {
   /** --hub-namespace: where the hub readers list and watch; empty: every namespace. */
   readonly hubNamespaces: readonly string[];
   readonly controller: boolean;
+  /** Move nothing, restore what the view vouches for: the undo (view/shortcut-view.ts, SnapshotStore). */
+  readonly restoreOnly: boolean;
   readonly resyncIntervalMs: number;
   readonly maxConcurrentPatches: number;
   readonly maxPatchesPerSecond: number;
@@ -476,6 +479,7 @@ export function parseServeArgs(argv: readonly string[], env: NodeJS.ProcessEnv =
     shortcutsNamespace: values.text('shortcuts-namespace'),
     hubNamespaces: values.hubNamespaces(shortcutsKubeconfigs.length > 0),
     controller: !values.flag('no-controller'),
+    restoreOnly: values.flag('restore-only'),
     resyncIntervalMs,
     maxConcurrentPatches: values.count('max-concurrent-patches', DEFAULT_MAX_CONCURRENT_PATCHES, 1, 64),
     maxPatchesPerSecond: values.count('max-patches-per-second', DEFAULT_MAX_PATCHES_PER_SECOND, 1, 10_000),

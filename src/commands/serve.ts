@@ -266,7 +266,10 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
   const logger = createLogger(config.logLevel);
   const build = buildInfo();
   const metrics = new Metrics({ build, processMetrics: true });
-  const store = new SnapshotStore();
+  const store = new SnapshotStore(Date.now, { restoreOnly: config.restoreOnly });
+  if (config.restoreOnly) {
+    logger.warn('restore-only: the view is read but nothing is moved; the controller puts back every address whose record the view vouches for');
+  }
   metrics.trackView(store);
   store.subscribe((snapshot) => metrics.setPairStates(localStates(snapshot, config.clusterId)));
   store.subscribe((snapshot) => metrics.hubIps.set(hubIpCount(snapshot.hubs) ?? 0));

@@ -4,7 +4,7 @@ import { sameConfigurations, sameTunnel, type LiqoConfiguration, type TunnelStat
 import { sameHubIp, type HubIp } from '../core/hub-ipam.ts';
 import { HUB_NOT_READ, type HubIpam } from '../core/hub-resolution.ts';
 import type { HubPart } from '../core/hubs.ts';
-import { buildSnapshot, type Snapshot } from '../core/snapshot.ts';
+import { buildSnapshot, type Snapshot, type SnapshotInput } from '../core/snapshot.ts';
 
 /** What requests and the controller read. Sources (files, the API) write through a SnapshotStore. */
 export interface ShortcutView {
@@ -83,6 +83,8 @@ function sameTunnels(a: TunnelStates, b: TunnelStates): boolean {
   return true;
 }
 
+const RESTORE_ONLY_IPAM: HubIpam = Object.freeze({ known: false, why: 'restore-only: nothing is resolved, every address the view vouches for goes back to the hub\'s' });
+
 /** How many FCCs the view remembers after they are gone (a few hundred bytes each). */
 const MAX_FORMER_FCCS = 1024;
 
@@ -107,7 +109,12 @@ export class SnapshotStore implements ShortcutView {
   private lapses = 0;
   private lapsed = false;
 
-  constructor(private readonly clock: Clock = Date.now) {}
+  /**
+   * `restoreOnly` (serve --restore-only, the undo before an uninstall): the view is read as ever, so that the records
+   * it vouches for are still trusted (core/trust.ts reads FCCs, former ones included, and the leaf's Configurations),
+   * but no FCC gives a pair and no hub's IPAM is known: nothing is moved, every trusted record is restored.
+   */
+  constructor(private readonly clock: Clock = Date.now, private readonly options: { readonly restoreOnly?: boolean } = {}) {}
 
   current(): Snapshot {
     return this.snapshot;
@@ -237,10 +244,21 @@ export class SnapshotStore implements ShortcutView {
     }
   }
 
+  /** The FCCs and hub parts the snapshot is built from: as read, or (restore-only) FCCs as trust anchors alone. */
+  private restoreOnly(): Pick<SnapshotInput, 'fccs' | 'formerFccs' | 'hubs'> {
+    const former = [...this.former.values()];
+    if (this.options.restoreOnly !== true) return { fccs: this.fccs, formerFccs: former, hubs: this.hubs };
+    return {
+      fccs: [],
+      formerFccs: [...former, ...this.fccs, ...this.hubs.flatMap((hub) => hub.fccs)],
+      hubs: this.hubs.map((hub) => ({ ...hub, fccs: [], ipam: RESTORE_ONLY_IPAM })),
+    };
+  }
+
   private rebuild(): Snapshot {
     this.snapshot = buildSnapshot({
-      version: this.snapshot.version + 1, fccs: this.fccs, formerFccs: [...this.former.values()], tunnels: this.tunnels,
-      configurations: this.configurations, hubs: this.hubs, consumers: this.consumers, stockInputs: this.stockInputs,
+      version: this.snapshot.version + 1, tunnels: this.tunnels, configurations: this.configurations, consumers: this.consumers,
+      stockInputs: this.stockInputs, ...this.restoreOnly(),
     });
     for (const listener of this.listeners) listener(this.snapshot);
     return this.snapshot;

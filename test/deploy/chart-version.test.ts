@@ -14,7 +14,7 @@ const RELEASED: Readonly<Record<string, string>> = {
   '0.2.0': '207bafa279a365a9',
   '0.3.0': '9c50ebc4545281d2',
   '0.4.0': '368b705017115b3b',
-  '0.5.0': '00284b9f2ec76aa1',
+  '0.5.0': '59b8ec57cc872c67',
 };
 
 function files(dir: string): string[] {

@@ -1,6 +1,6 @@
 // Install and uninstall with Helm as the chart's NOTES and docs/deploy.md tell it, checked with the real helm: where
 // the image comes from, the namespace's Pod Security level, and the restore before `helm uninstall`, whose values
-// must make the Deployment's own command line serve an empty view with the controller on.
+// must make the Deployment's own command line serve restore-only with the controller on and its view unchanged.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
@@ -90,27 +90,30 @@ describe('the chart\'s NOTES', () => {
 
 describe('the restore before uninstalling', () => {
   // Installed as docs/deploy.md installs it (the hub source, one namespace), or with the controller off: the restore's
-  // values must give an empty file view, the controller on, and nothing of the hub source left.
+  // values must turn restore-only and the controller on and leave the view's sources as they were, so that the records
+  // the webhook wrote are still vouched for (an empty view vouches for none).
   const installs: readonly [string, Record<string, unknown>][] = [
     ['the hub source, one FCC namespace', { image: IMAGE, shortcuts: { source: 'hubKubeconfig', hubKubeconfigSecret: 'shortcut-webhook-hub', namespace: 'default' } }],
     ['the leaf source, the controller off', { image: IMAGE, controller: { enabled: false } }],
   ];
   for (const [what, values] of installs) {
-    test(`after an install with ${what}, the Deployment serves an empty view with the controller on`, () => {
+    test(`after an install with ${what}, the Deployment serves restore-only with the controller on and the same view sources`, () => {
+      const before = startup(only(renderChart({ values }).objects, 'Deployment'));
       const command = restoreCommand(renderChart({ values }).notes);
       const restored = renderChart({ values: applySets(command, values) });
       const { argv, env } = startup(only(restored.objects, 'Deployment'));
       const parsed = parseCommand(argv, env);
+      const original = parseCommand(before.argv, before.env);
       assert.equal(parsed.kind, 'serve', JSON.stringify(parsed));
-      if (parsed.kind !== 'serve') return;
-      assert.equal(parsed.config.source, 'files');
-      assert.deepEqual(parsed.config.shortcuts, ['/tmp']);
-      assert.deepEqual(parsed.config.hub, []);
-      assert.deepEqual(parsed.config.shortcutsKubeconfigs, []);
+      assert.equal(original.kind, 'serve', JSON.stringify(original));
+      if (parsed.kind !== 'serve' || original.kind !== 'serve') return;
+      assert.equal(original.config.restoreOnly, false);
+      assert.equal(parsed.config.restoreOnly, true);
       assert.equal(parsed.config.controller, true);
-      // /tmp is the pod's emptyDir: nothing in it, so the view is empty and every rewritten address is restored.
-      const mounts = listAt(containerOf(only(restored.objects, 'Deployment')), 'volumeMounts');
-      assert.ok(mounts.some((mount) => isRecord(mount) && mount['mountPath'] === '/tmp'));
+      assert.equal(parsed.config.source, original.config.source);
+      assert.deepEqual(parsed.config.shortcuts, original.config.shortcuts);
+      assert.deepEqual(parsed.config.shortcutsKubeconfigs, original.config.shortcutsKubeconfigs);
+      assert.equal(parsed.config.shortcutsNamespace, original.config.shortcutsNamespace);
     });
   }
 

@@ -141,3 +141,27 @@ test('the FCCs the view remembers are bounded: the oldest are forgotten first', 
   assert.equal(former.length, 1024);
   assert.equal(former[former.length - 1]?.ref, 'liqo/fcc-1099');
 });
+
+test('restore-only (the undo): a connected FCC moves nothing, a record it vouches for is restored, a forged one is not', () => {
+  const slice = (addresses: string[][], originals: string) => sliceObject({ addresses, annotations: { 'liqo.io/shortcut-original-addresses': originals } });
+  const undo = new SnapshotStore(Date.now, { restoreOnly: true });
+  undo.publishFccs([fcc()]);
+  // The same FCC in a normal view moves a hub address; in restore-only nothing is moved.
+  const normal = new SnapshotStore();
+  normal.publishFccs([fcc()]);
+  const fresh = sliceObject({ addresses: [['10.63.0.151']] });
+  const moved = rewriteEndpointSlice(fresh, normal.current());
+  assert.ok(!('skip' in moved));
+  assert.deepEqual(moved.edits.map((edit) => edit.to), ['10.61.0.151']);
+  const kept = rewriteEndpointSlice(fresh, undo.current());
+  assert.ok(!('skip' in kept));
+  assert.deepEqual(kept.edits, []);
+  assert.deepEqual(undo.current().forCluster('cluster2').pairs, []);
+  // The record the FCC wrote is still trusted, so the address goes back; one naming an address outside its spaces does not.
+  const restored = rewriteEndpointSlice(slice([['10.61.0.151']], '{"10.61.0.151":"10.63.0.151"}'), undo.current());
+  assert.ok(!('skip' in restored));
+  assert.deepEqual(restored.edits.map((edit) => `${edit.from}>${edit.to}`), ['10.61.0.151>10.63.0.151']);
+  const forged = rewriteEndpointSlice(slice([['10.61.0.151']], '{"10.61.0.151":"10.0.0.1"}'), undo.current());
+  assert.ok(!('skip' in forged));
+  assert.deepEqual(forged.edits, []);
+});

@@ -264,7 +264,7 @@ export function expectedLeafGrants(options: { readonly fccInCluster: boolean; re
     // series counted by patch.
     'events.k8s.io/events': ['create', 'patch'],
     // Which peers are the leaf's consumers (its hubs), read where hub readers are given (one leaf, several hubs).
-    'core.liqo.io/foreignclusters': ['get', 'list', 'watch'],
+    'core.liqo.io/foreignclusters': ['list', 'watch'],
   };
 }
 
