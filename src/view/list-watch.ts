@@ -150,6 +150,12 @@ const WATCH_FAILURES_BEFORE_LIST = 3;
  * view refused, and a replica reading FCCs on the hub stayed not ready, for up to 30 s after every hub restart).
  */
 const SETTLING_MS = 30_000;
+/**
+ * For this long after that first answer a 403 or 404 is not believed: the view stays as it was (the source still
+ * failing, as through the outage) rather than turn "none to read" for a second and back, which made the controller
+ * restore every stock-path slice and resolve it again after each hub restart. One that lasts longer is taken.
+ */
+const DOUBT_MS = 5000;
 const SETTLING_BACKOFF: BackoffOptions = { initialMs: 500, maxMs: 2000 };
 
 /** How many 429s in a row are retried after their Retry-After rather than the backoff (client-go's default: 10). */
@@ -178,6 +184,8 @@ export class ListWatch<T> {
   private readonly settlingBackoff = new Backoff(SETTLING_BACKOFF);
   /** Until when (now()) a 403 or 404 is asked again at the settling pace: set by the server's first answer after it was away. */
   private settlingUntil = 0;
+  /** Until when (now()) a 403 or 404 is not believed (DOUBT_MS). */
+  private doubtUntil = 0;
   /** The last attempt had no answer from the server (the network, a 5xx, a 429): its next answer starts the settling. */
   private away = false;
   private running: Promise<void> | undefined;
@@ -342,20 +350,24 @@ export class ListWatch<T> {
   }
 
   /**
-   * Whether a list answered `status` is asked again at the settling pace (SETTLING_MS): a 403 or 404 within the
-   * window that the server's first answer after being away opened. Notes the server away on no answer, a 5xx or a 429.
+   * What a list answered `status` is while the server settles after being away: a 403 or 404 is `doubted` for
+   * DOUBT_MS after its first answer, then asked again at the settling pace (`settling`) until SETTLING_MS; anything
+   * else, or at other times, `none`. Notes the server away on no answer, a 5xx or a 429.
    */
-  private settling(status: number | undefined): boolean {
+  private settling(status: number | undefined): 'doubted' | 'settling' | 'none' {
     if (status === undefined || status >= 500 || status === 429) {
       this.away = true;
-      return false;
+      return 'none';
     }
+    const now = this.now();
     if (this.away) {
       this.away = false;
-      this.settlingUntil = this.now() + SETTLING_MS;
+      this.doubtUntil = now + DOUBT_MS;
+      this.settlingUntil = now + SETTLING_MS;
       this.settlingBackoff.reset();
     }
-    return (status === 403 || status === 404) && this.now() < this.settlingUntil;
+    if (status !== 403 && status !== 404) return 'none';
+    return now < this.doubtUntil ? 'doubted' : now < this.settlingUntil ? 'settling' : 'none';
   }
 
   private async run(): Promise<void> {
@@ -398,7 +410,8 @@ export class ListWatch<T> {
         } catch (error) {
           const settling = this.settling(httpStatus(error));
           // A failure the owner expects (a CRD this cluster does not have) is its to report, not a problem to warn of.
-          const expected = this.options.onListError?.(httpStatus(error)) === 'expected';
+          // Not yet asked while doubted: the source fails on, with the view it had.
+          const expected = settling !== 'doubted' && this.options.onListError?.(httpStatus(error)) === 'expected';
           if (!expected) {
             this.refused(error, 'list');
             this.problem(describeError(error), { during: 'list' });
@@ -416,7 +429,7 @@ export class ListWatch<T> {
             ListWatch.settle(waiting);
           }
           this.firstAttemptDone();
-          await this.sleep(settling ? this.settlingBackoff.next() : this.listDelay(error));
+          await this.sleep(settling === 'none' ? this.listDelay(error) : this.settlingBackoff.next());
           continue;
         } finally {
           if (!needList) this.firstAttemptDone();

@@ -31,7 +31,8 @@ type Answer = 'away' | 403 | 200;
  * answered, and when (the injected clock). A 403 is what the owner expects (an optional resource: none to read), unless
  * `refusalExpected` is false (the FCCs: a refusal is a failure).
  */
-async function lists(t: TestContext, answer: (now: number, start: number) => Answer, refusalExpected = true): Promise<{ now: number; answer: Answer }[]> {
+async function lists(t: TestContext, answer: (now: number, start: number) => Answer, refusalExpected = true,
+  onRefusal: (now: number) => void = () => {}): Promise<{ now: number; answer: Answer }[]> {
   const { now } = injectedTime(t);
   const start = now();
   const seen: { now: number; answer: Answer }[] = [];
@@ -51,7 +52,10 @@ async function lists(t: TestContext, answer: (now: number, start: number) => Ans
       done = true;
       void watch.stop();
     },
-    onListError: (status) => (status === 403 && refusalExpected ? 'expected' : 'unexpected'),
+    onListError: (status) => {
+      if (status === 403) onRefusal(now() - start);
+      return status === 403 && refusalExpected ? 'expected' : 'unexpected';
+    },
   });
   watch.start();
   await waitFor(() => done || seen.length > 200, { description: 'the list answered 200' });
@@ -78,6 +82,21 @@ for (const [what, expected] of [['an optional resource\'s 403 (none to read)', t
     assert.ok(askedAfter <= 2, `the 403 lasted ${REFUSING_MS / 1000} s from ${(backAt / 1000).toFixed(2)} s; the product asked again ${askedAfter.toFixed(2)} s after the first 200 would have answered: ${trace(seen)}`);
   });
 }
+
+test('a 403 in the first seconds after an outage is not believed: the owner hears of it only once it has lasted 5 s', async (t) => {
+  // Away for 60 s, then 403 for 8 s, then 200: the view keeps what it had through the first 5 s of refusals.
+  let backAt: number | undefined;
+  const heard: number[] = [];
+  const seen = await lists(t, (now, start) => {
+    if (now - start < 60_000) return 'away';
+    backAt ??= now - start;
+    return now - start < backAt + 8000 ? 403 : 200;
+  }, true, (now) => heard.push(now));
+  assert.ok(backAt !== undefined, trace(seen));
+  const refusals = seen.filter(({ answer }) => answer === 403);
+  assert.ok(refusals.length >= 3, trace(seen));
+  assert.ok(heard.length > 0 && heard.every((at) => at - backAt! >= 5000), `heard of the 403 at ${heard.map((at) => ((at - backAt!) / 1000).toFixed(2)).join(', ')} s after the first answer: ${trace(seen)}`);
+});
 
 test('a 403 from a server that was not away is asked again at the owner\'s pace: no faster polling of a resource refused for good', async (t) => {
   const seen = await lists(t, (now, start) => (now - start < 60_000 ? 403 : 200));
