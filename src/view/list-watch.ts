@@ -144,12 +144,19 @@ const WATCH_TIMEOUT_JITTER = 0.25;
 const WATCH_FAILURES_BEFORE_LIST = 3;
 
 /**
- * A server that was away and answers again may refuse or not know the resource for a few seconds of its own start-up
- * (kube-apiserver answers 403 until its authorizer has synced, 404 until its CRDs are served): an answer the owner
- * expects is asked again at SETTLING_BACKOFF's pace for this long after the first, not at the owner's, which the outage
- * has grown to its cap (a stock-Liqo leaf kept its hub view refused for up to 30 s after every hub restart).
+ * A server that was away (no answer, a 5xx or a 429) and answers again may refuse or not know a resource for a few
+ * seconds of its own start-up (kube-apiserver answers 403 until its authorizer has synced, 404 until its CRDs are
+ * served): for this long after its first answer, a 403 or 404 (expected by the owner or not: the FCCs' is not) is asked
+ * again at SETTLING_BACKOFF's pace, not at the backoff the outage has grown to its cap (a stock-Liqo leaf kept its hub
+ * view refused, and a replica reading FCCs on the hub stayed not ready, for up to 30 s after every hub restart).
  */
 const SETTLING_MS = 30_000;
+/**
+ * For this long after that first answer a 403 or 404 is not believed: the view stays as it was (the source still
+ * failing, as through the outage) rather than turn "none to read" for a second and back, which made the controller
+ * restore every stock-path slice and resolve it again after each hub restart. One that lasts longer is taken.
+ */
+const DOUBT_MS = 5000;
 const SETTLING_BACKOFF: BackoffOptions = { initialMs: 500, maxMs: 2000 };
 
 /** How many 429s in a row are retried after their Retry-After rather than the backoff (client-go's default: 10). */
@@ -174,10 +181,14 @@ export class ListWatch<T> {
   private publishPending = false;
   private readonly problems = new ProblemLatch();
   private readonly backoff: Backoff;
-  /** The pace of expected answers while the server settles after an outage (SETTLING_MS). */
+  /** The pace of a 403 or 404 while the server settles after an outage (SETTLING_MS). */
   private readonly settlingBackoff = new Backoff(SETTLING_BACKOFF);
-  /** Until when (now()) an expected answer is asked again at the settling pace: set by the first one after a failure. */
+  /** Until when (now()) a 403 or 404 is asked again at the settling pace: set by the server's first answer after it was away. */
   private settlingUntil = 0;
+  /** Until when (now()) a 403 or 404 is not believed (DOUBT_MS). */
+  private doubtUntil = 0;
+  /** The last attempt had no answer from the server (the network, a 5xx, a 429): its next answer starts the settling. */
+  private away = false;
   private running: Promise<void> | undefined;
   private firstAttempt: Promise<void>;
   private firstAttemptDone: () => void = () => {};
@@ -339,6 +350,27 @@ export class ListWatch<T> {
     this.options.onRestart?.({ resource: this.options.name, why });
   }
 
+  /**
+   * What a list answered `status` is while the server settles after being away: a 403 or 404 is `doubted` for
+   * DOUBT_MS after its first answer, then asked again at the settling pace (`settling`) until SETTLING_MS; anything
+   * else, or at other times, `none`. Notes the server away on no answer, a 5xx or a 429.
+   */
+  private settling(status: number | undefined): 'doubted' | 'settling' | 'none' {
+    if (status === undefined || status >= 500 || status === 429) {
+      this.away = true;
+      return 'none';
+    }
+    const now = this.now();
+    if (this.away) {
+      this.away = false;
+      this.doubtUntil = now + DOUBT_MS;
+      this.settlingUntil = now + SETTLING_MS;
+      this.settlingBackoff.reset();
+    }
+    if (status !== 403 && status !== 404) return 'none';
+    return now < this.doubtUntil ? 'doubted' : now < this.settlingUntil ? 'settling' : 'none';
+  }
+
   private async run(): Promise<void> {
     let needList = true;
     /** Why the next watch is a restart (view_watch_restarts_total), if it is one. */
@@ -369,6 +401,7 @@ export class ListWatch<T> {
           } while (token !== undefined && !this.stopped);
           this.objects = listed;
           this.resourceVersion = resourceVersion;
+          this.away = false;
           needList = false;
           this.throttled = 0;
           this.answered();
@@ -378,8 +411,10 @@ export class ListWatch<T> {
           this.firstSettledDone();
           ListWatch.settle(waiting);
         } catch (error) {
+          const settling = this.settling(httpStatus(error));
           // A failure the owner expects (a CRD this cluster does not have) is its to report, not a problem to warn of.
-          const expected = this.options.onListError?.(httpStatus(error)) === 'expected';
+          // Not yet asked while doubted: the source fails on, with the view it had.
+          const expected = settling !== 'doubted' && this.options.onListError?.(httpStatus(error)) === 'expected';
           if (!expected) {
             this.refused(error, 'list');
             this.problem(describeError(error), { during: 'list' });
@@ -388,10 +423,6 @@ export class ListWatch<T> {
           } else {
             // The server answered and the owner knows what it means (none to read): the source is live and the view
             // matches it, whatever failed before. A 404 also proves the credentials were accepted.
-            if (this.failure !== undefined) {
-              this.settlingUntil = this.now() + SETTLING_MS;
-              this.settlingBackoff.reset();
-            }
             this.failure = undefined;
             this.recovered();
             const { config } = this.options;
@@ -401,7 +432,7 @@ export class ListWatch<T> {
             ListWatch.settle(waiting);
           }
           this.firstAttemptDone();
-          await this.sleep(expected && this.now() < this.settlingUntil ? this.settlingBackoff.next() : this.listDelay(error));
+          await this.sleep(settling === 'none' ? this.listDelay(error) : this.settlingBackoff.next());
           continue;
         } finally {
           if (!needList) this.firstAttemptDone();
@@ -437,6 +468,7 @@ export class ListWatch<T> {
         continue;
       }
       if (end.kind === 'error') {
+        this.away = true;
         this.refused(end.error, 'watch');
         this.problem(describeError(end.error), { during: 'watch' });
         await this.sleep(this.backoff.next());

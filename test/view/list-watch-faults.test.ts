@@ -41,7 +41,8 @@ test('a hub away for longer than the longest backoff, then answering 404 for the
     hub.setAvailable(true);
     await waitFor(() => hub.requests.some((r, i) => i >= listsBefore && r.path.includes('foreignclusterconnections') && r.status === 404),
       { description: 'the FCC list answered 404 again' });
-    await waitFor(() => source.failing() === undefined, { description: 'the source is live again', timeoutMs: 2000 });
+    // A 404 from a server back from an outage is believed after 5 s of it (its CRDs may not be served yet): then live.
+    await waitFor(() => source.failing() === undefined, { description: 'the source is live again', timeoutMs: 10_000 });
   } finally {
     await source.stop();
     await hub.close();

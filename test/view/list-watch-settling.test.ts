@@ -27,10 +27,12 @@ function injectedTime(t: TestContext): { now: () => number } {
 type Answer = 'away' | 403 | 200;
 
 /**
- * Lists answered by `answer(now)` (the watch after them is never opened), until the first 200: what each list was answered, and when (the injected clock).
- * A 403 is what the owner expects (an optional resource: none to read).
+ * Lists answered by `answer(now)` (the watch after them is never opened), until the first 200: what each list was
+ * answered, and when (the injected clock). A 403 is what the owner expects (an optional resource: none to read), unless
+ * `refusalExpected` is false (the FCCs: a refusal is a failure).
  */
-async function lists(t: TestContext, answer: (now: number, start: number) => Answer): Promise<{ now: number; answer: Answer }[]> {
+async function lists(t: TestContext, answer: (now: number, start: number) => Answer, refusalExpected = true,
+  onRefusal: (now: number) => void = () => {}): Promise<{ now: number; answer: Answer }[]> {
   const { now } = injectedTime(t);
   const start = now();
   const seen: { now: number; answer: Answer }[] = [];
@@ -50,7 +52,10 @@ async function lists(t: TestContext, answer: (now: number, start: number) => Ans
       done = true;
       void watch.stop();
     },
-    onListError: (status) => (status === 403 ? 'expected' : 'unexpected'),
+    onListError: (status) => {
+      if (status === 403) onRefusal(now() - start);
+      return status === 403 && refusalExpected ? 'expected' : 'unexpected';
+    },
   });
   watch.start();
   await waitFor(() => done || seen.length > 200, { description: 'the list answered 200' });
@@ -60,20 +65,37 @@ async function lists(t: TestContext, answer: (now: number, start: number) => Ans
 
 const trace = (seen: readonly { now: number; answer: Answer }[]) => seen.map(({ now, answer }) => `${(now / 1000).toFixed(2)} s: ${answer}`).join(', ');
 
-test('back from an outage answering 403 for a few seconds: listed again within 2 s of the first 200, not after the grown backoff', async (t) => {
-  // Away for 90 s (the backoff grows to its 30 s cap); then, from the first list that reaches it, 403 for 5 s; then 200.
-  const AWAY_MS = 90_000;
-  const REFUSING_MS = 5_000;
-  let backAt: number | undefined;
-  const seen = await lists(t, (now, start) => {
-    if (now - start < AWAY_MS) return 'away';
-    backAt ??= now - start;
-    return now - start < backAt + REFUSING_MS ? 403 : 200;
+for (const [what, expected] of [['an optional resource\'s 403 (none to read)', true], ['the FCCs\' 403 (a failure)', false]] as const) {
+  test(`back from an outage answering ${what} for a few seconds: listed again within 2 s of the first 200, not after the grown backoff`, async (t) => {
+    // Away for 90 s (the backoff grows to its 30 s cap); then, from the first list that reaches it, 403 for 5 s; then 200.
+    const AWAY_MS = 90_000;
+    const REFUSING_MS = 5_000;
+    let backAt: number | undefined;
+    const seen = await lists(t, (now, start) => {
+      if (now - start < AWAY_MS) return 'away';
+      backAt ??= now - start;
+      return now - start < backAt + REFUSING_MS ? 403 : 200;
+    }, expected);
+    const last = seen.at(-1);
+    assert.ok(backAt !== undefined && last?.answer === 200, trace(seen));
+    const askedAfter = (last.now - (backAt + REFUSING_MS)) / 1000;
+    assert.ok(askedAfter <= 2, `the 403 lasted ${REFUSING_MS / 1000} s from ${(backAt / 1000).toFixed(2)} s; the product asked again ${askedAfter.toFixed(2)} s after the first 200 would have answered: ${trace(seen)}`);
   });
-  const last = seen.at(-1);
-  assert.ok(backAt !== undefined && last?.answer === 200, trace(seen));
-  const askedAfter = (last.now - (backAt + REFUSING_MS)) / 1000;
-  assert.ok(askedAfter <= 2, `the 403 lasted ${REFUSING_MS / 1000} s from ${(backAt / 1000).toFixed(2)} s; the product asked again ${askedAfter.toFixed(2)} s after the first 200 would have answered: ${trace(seen)}`);
+}
+
+test('a 403 in the first seconds after an outage is not believed: the owner hears of it only once it has lasted 5 s', async (t) => {
+  // Away for 60 s, then 403 for 8 s, then 200: the view keeps what it had through the first 5 s of refusals.
+  let backAt: number | undefined;
+  const heard: number[] = [];
+  const seen = await lists(t, (now, start) => {
+    if (now - start < 60_000) return 'away';
+    backAt ??= now - start;
+    return now - start < backAt + 8000 ? 403 : 200;
+  }, true, (now) => heard.push(now));
+  assert.ok(backAt !== undefined, trace(seen));
+  const refusals = seen.filter(({ answer }) => answer === 403);
+  assert.ok(refusals.length >= 3, trace(seen));
+  assert.ok(heard.length > 0 && heard.every((at) => at - backAt! >= 5000), `heard of the 403 at ${heard.map((at) => ((at - backAt!) / 1000).toFixed(2)).join(', ')} s after the first answer: ${trace(seen)}`);
 });
 
 test('a 403 from a server that was not away is asked again at the owner\'s pace: no faster polling of a resource refused for good', async (t) => {
