@@ -5,7 +5,6 @@ import { DEFAULT_MAX_CONCURRENT_PATCHES, DEFAULT_MAX_PATCHES_PER_SECOND } from '
 import type { DebugPairsAccess } from './server/ops-routes.ts';
 import { DEFAULT_MAX_REVIEW_BYTES_IN_FLIGHT, DEFAULT_MAX_REVIEWS_IN_FLIGHT, type ReviewBudgetOptions } from './server/review-budget.ts';
 import { readerBinding, type ReaderBinding } from './core/hubs.ts';
-import { CONNECTION_STALE_AFTER_MS } from './view/connection-heartbeats.ts';
 import { parseDuration } from './util/duration.ts';
 import { errorMessage } from './util/errors.ts';
 
@@ -407,6 +406,16 @@ export interface ServeConfig {
  */
 export const STALE_VIEW_AFTER_MS = 60_000;
 
+
+/**
+ * How long a Connected Liqo Connection with a heartbeat may go without being seen rewritten before it counts as down
+ * (`connection-stale`). Liqo's gateway rewrites `status.latency` on the first answered ping (every 2 s) once the last
+ * write is older than `ping-update-status-interval` (10 s), against a timestamp stored to the second: a write every
+ * 10 to 12 s. 30 s leaves 18 s over the slowest regular cadence: one write lost (the next comes 2 s later, at the next
+ * pong) or a watch event late by up to 18 s on a loaded API server does not flap the path, while a gateway that died
+ * is left within half a minute, against the 300 s a lost node keeps its pods by default.
+ */
+export const CONNECTION_STALE_AFTER_MS = 30_000;
 
 /** --connection-stale-after, read alike by serve and the live commands. */
 function connectionStaleAfter(values: FlagValues): number {

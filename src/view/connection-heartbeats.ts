@@ -16,15 +16,6 @@ import type { TunnelStates } from '../core/leaf-views.ts';
 import type { Logger } from '../log.ts';
 import { monotonicTime, type TimeSource } from '../util/time-source.ts';
 
-/**
- * How long a Connected Liqo Connection with a heartbeat may go without being seen rewritten before it counts as down
- * (`connection-stale`). Liqo's gateway rewrites `status.latency` on the first answered ping (every 2 s) once the last
- * write is older than `ping-update-status-interval` (10 s), against a timestamp stored to the second: a write every
- * 10 to 12 s. 30 s leaves 18 s over the slowest regular cadence: one write lost (the next comes 2 s later, at the next
- * pong) or a watch event late by up to 18 s on a loaded API server does not flap the path, while a gateway that died
- * is left within half a minute, against the 300 s a lost node keeps its pods by default.
- */
-export const CONNECTION_STALE_AFTER_MS = 30_000;
 
 /** A timer this late means the process did not run: less is the ordinary jitter of a loaded event loop. */
 const TIMER_SLACK_MS = 1000;
