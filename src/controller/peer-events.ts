@@ -3,6 +3,7 @@
 // for a reason an operator can fix, Warning), the failover time as a histogram, and the view's path per peer as a
 // gauge. Transitions are read from the view (core/peer-paths.ts); a failover ends with the first pass that started
 // after it was observed (that pass patched the peer's stored objects). Only the leader writes Events.
+import { HUB_NOT_READ_REASON, readerName } from '../core/hubs.ts';
 import { FIXABLE_REASONS, peerPaths, type PeerPathState } from '../core/peer-paths.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import type { EventSink, ObjectReference } from '../kube/events.ts';
@@ -37,8 +38,20 @@ interface Failover {
 /** A failover observed longer ago than this, with no pass since (a replica that was not leading), is not reported. */
 const STALE_FAILOVER_MS = 10 * 60_000;
 
+/** Each hub of the leaf as the view reads it: a reader stands for it, its reader is away, or none stands for it. */
+function hubStates(snapshot: Snapshot): Map<string, { readonly state: 'read' | 'away' | 'not-read'; readonly detail: string }> {
+  const readers = { parts: snapshot.hubs, consumers: snapshot.consumers };
+  const states = new Map<string, { readonly state: 'read' | 'away' | 'not-read'; readonly detail: string }>();
+  for (const part of snapshot.hubs) {
+    states.set(readerName(part, readers), part.away === undefined ? { state: 'read', detail: 'its reader reads it' } : { state: 'away', detail: part.away });
+  }
+  for (const hub of snapshot.unreadHubs) states.set(hub, { state: 'not-read', detail: 'no hub reader stands for it' });
+  return states;
+}
+
 export class PeerEvents {
   private previous = new Map<string, PeerPathState>();
+  private previousHubs = new Map<string, { readonly state: 'read' | 'away' | 'not-read'; readonly detail: string }>();
   private readonly pending = new Map<string, Failover>();
   private readonly now: () => number;
 
@@ -62,6 +75,16 @@ export class PeerEvents {
       }
     }
     this.previous = next;
+    // One Event per hub whose objects stop or start being decided (its reader away or back, a consumer unread).
+    const hubs = hubStates(snapshot);
+    for (const [hub, now] of hubs) {
+      const before = this.previousHubs.get(hub);
+      if (first || before === undefined || before.state === now.state) continue;
+      void this.emit(hub, now.state === 'read'
+        ? { type: 'Normal', reason: 'HubRead', action: 'Read', note: `the objects of hub ${hub} are decided again with its own view` }
+        : { type: 'Warning', reason: 'HubNotRead', action: 'Read', note: `the objects of hub ${hub} are left alone (${HUB_NOT_READ_REASON}: ${now.detail})` });
+    }
+    this.previousHubs = hubs;
   }
 
   /** A pass ended: the failovers observed before it started are done. */

@@ -664,8 +664,8 @@ export function outcomeCounts(addresses: readonly ShadowAddress[]): Readonly<Rec
 /** What the repair makes of a peer's listed addresses, by block rather than by address: what `/debug/pairs` shows. */
 export interface PeerDirectConnections {
   readonly peer: string;
-  /** The hub whose view of the peer this is (its reader's cluster ID, or what the unbound reader stands for). */
-  readonly hub: string;
+  /** With several hub readers, the hub whose view of the peer this is (its reader's cluster ID, or what the unbound one stands for). */
+  readonly hub?: string;
   readonly state: ShadowOutcome;
   /** For `hub-path`, why (`no-shortcut`, `tunnel-down`, `connection-stale`); for `unresolved`, the reason. */
   readonly reason: HubPathReason | UnresolvedReason | null;
@@ -680,7 +680,10 @@ export interface PeerDirectConnections {
  */
 export function peerDirectConnections(snapshot: Snapshot, leafCluster: string | undefined): PeerDirectConnections[] {
   const readers = { parts: snapshot.hubs, consumers: snapshot.consumers };
-  return snapshot.hubs.flatMap((part) => hubPeerDirectConnections(snapshot, part, leafCluster).map((entry) => ({ ...entry, hub: readerName(part, readers) })));
+  // With one reader the entries are as they were; with several, each names the hub whose view of the peer it is.
+  const several = snapshot.hubs.length > 1;
+  return snapshot.hubs.flatMap((part) => hubPeerDirectConnections(snapshot, part, leafCluster)
+    .map((entry) => (several ? { ...entry, hub: readerName(part, readers) } : entry)));
 }
 
 function hubPeerDirectConnections(snapshot: Snapshot, part: HubPart, leafCluster: string | undefined): Omit<PeerDirectConnections, 'hub'>[] {

@@ -56,6 +56,12 @@ export function viewNotes(snapshot: Snapshot, clusterId: string | undefined, syn
       if (!part.ipam.known) notes.push(`hub ${readerName(part, readers)}'s IPAM objects are not known (${part.ipam.why}): addresses it allocated stay hub-external`);
     }
   }
+  // /readyz stays 200 for a hub away (the other hubs' objects are decided): its note says whose objects wait.
+  for (const part of snapshot.hubs) {
+    if (part.away !== undefined) {
+      notes.push(`the reader of hub ${readerName(part, { parts: snapshot.hubs, consumers: snapshot.consumers })} is away (${part.away}): its objects are left alone (${HUB_NOT_READ_REASON}) until it reads again`);
+    }
+  }
   if (snapshot.unreadHubs.length > 0) {
     notes.push(`no hub reader stands for ${snapshot.unreadHubs.join(', ')} (a consumer of this leaf): its objects are left alone (${HUB_NOT_READ_REASON})`);
   }

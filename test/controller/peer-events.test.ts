@@ -360,3 +360,23 @@ test('peer_path says connection="none" for a peer the leaf has no Connection to,
     await close(w);
   }
 });
+
+test('a hub whose reader goes away is one Warning Event naming the hub and hub-not-read, and one Normal when it reads again', async () => {
+  const w = await world();
+  try {
+    // The hub cluster1 reflects into this leaf: its Configuration is what the Event regards.
+    await w.server.create(configurationObject({ peer: 'cluster1', remotePod: '10.200.0.0/16', remotePodView: '10.200.0.0/16' }));
+    const known = { known: false as const, why: 'not given' };
+    w.store.publishHub('cluster1', { ipam: known, fccs: [], away: undefined });
+    w.store.publishHub('cluster1', { away: 'every read has failed since then' });
+    await waitFor(() => w.events().some((event) => event.reason === 'HubNotRead'), { description: 'the HubNotRead Event' });
+    const away = w.events().find((event) => event.reason === 'HubNotRead');
+    assert.equal(away?.type, 'Warning');
+    assert.match(away?.note ?? '', /objects of hub cluster1 are left alone \(hub-not-read: every read has failed/);
+    assert.equal(away?.regarding.name, 'cluster1');
+    w.store.publishHub('cluster1', { away: undefined });
+    await waitFor(() => w.events().some((event) => event.reason === 'HubRead'), { description: 'the HubRead Event' });
+  } finally {
+    await close(w);
+  }
+});

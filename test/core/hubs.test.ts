@@ -6,6 +6,7 @@ import { parseAllDocuments } from 'yaml';
 import { repairShadowEndpointSlice } from '../../src/core/direct-connections.ts';
 import type { HubIpam } from '../../src/core/hub-resolution.ts';
 import { attributeHub, consumersOf, readerBinding, unreadHubs, type HubPart } from '../../src/core/hubs.ts';
+import { viewNotes } from '../../src/core/local-clusters.ts';
 import { applyRewrite, rewriteEndpointSlice } from '../../src/core/rewrite.ts';
 import { buildSnapshot } from '../../src/core/snapshot.ts';
 import { loadShortcutFiles } from '../../src/view/shortcut-files.ts';
@@ -125,4 +126,10 @@ test('a ShadowEndpointSlice of a hub no reader stands for is left alone with the
   const snapshot = buildSnapshot({ version: 1, fccs: [], hubs: [part('cluster1')] });
   const repair = repairShadowEndpointSlice(shadowObject({ origin: 'cluster9', endpoints: [{ addresses: ['10.203.0.5'] }], data: '{}' }), snapshot, {});
   assert.deepEqual(repair.kind === 'skip' ? repair.reason : repair.kind, 'hub-not-read');
+});
+
+test('a hub reader away is a note (the /readyz and /debug/pairs note), naming the hub and hub-not-read', () => {
+  const snapshot = buildSnapshot({ version: 1, fccs: [], hubs: [part('cluster1'), part('cluster9', { away: 'every read has failed since then' })] });
+  assert.ok(viewNotes(snapshot, 'cluster2', true).some((note) => /reader of hub cluster9 is away \(every read has failed since then\): its objects are left alone \(hub-not-read\)/.test(note)));
+  assert.ok(!viewNotes(snapshot, 'cluster2', true).some((note) => note.includes('cluster1')));
 });
