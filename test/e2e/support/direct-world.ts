@@ -94,12 +94,15 @@ export interface ShippedWebhookOptions {
   readonly afterManifests?: () => Promise<void>;
   /** More flags for `serve` (e.g. a short --connection-stale-after). */
   readonly serveArgs?: readonly string[];
+  /** Puts something in front of `serve`'s port (e.g. a balancer that can refuse) and gives the port the API server calls. */
+  readonly front?: (port: number) => Promise<number>;
 }
 
 /** The shipped manifests applied (the webhook configuration pointed at a local port), and `serve` run there until ready. */
 export async function startShippedWebhook(options: ShippedWebhookOptions): Promise<RunningServer> {
   const { leaf, hub } = options;
   const port = await freePortOutsideEphemeralRange();
+  const called = options.front === undefined ? port : await options.front(port);
   const serving = makeCerts();
   options.made.push(serving.dir);
   for (const object of shippedManifests()) {
@@ -107,7 +110,7 @@ export async function startShippedWebhook(options: ShippedWebhookOptions): Promi
     if (object.kind === 'MutatingWebhookConfiguration') {
       for (const hook of object.webhooks as { clientConfig: Record<string, unknown> }[]) {
         const { path } = hook.clientConfig.service as { path: string };
-        hook.clientConfig = { url: `https://127.0.0.1:${port}${path}`, caBundle: serving.ca.toString('base64') };
+        hook.clientConfig = { url: `https://127.0.0.1:${called}${path}`, caBundle: serving.ca.toString('base64') };
       }
     }
     await leaf.admin.ok('POST', pathOf(object), object);
