@@ -2,7 +2,7 @@
 // hub EndpointSlice, Liqo v1.2.0's own EndpointSlice reflection (hub-reflector) copies them onto the leaf's
 // ShadowEndpointSlice, Liqo v1.2.0's shadowendpointslice-controller (liqo-writer) onto the leaf's EndpointSlice, and
 // the real `shortcut-webhook serve` runs on the leaf with the shipped manifests, on two real control planes. The world
-// is hub-reflector.test.ts's (support/direct-world.ts): every cluster declares 10.200.0.0/16 for its pods, so
+// is hub-reflector.test.ts's (support/direct-world.ts seedReflectedWorld): every cluster declares 10.200.0.0/16 for its pods, so
 //
 //   what the leaf may hold                          EndpointSlices                        ShadowEndpointSlices (the hub's side)
 //   Liqo's translation for the hub cluster1         10.201/16 (its pods), 10.202/16        10.200/16 (its pods), 10.70/16 (its IPAM)
@@ -24,11 +24,8 @@ import { buildHubReflector } from './hub-reflector/build.ts';
 import { buildLiqoWriter, liqoVersion } from './liqo-writer/build.ts';
 import { startCanary, type Canary } from './support/canary.ts';
 import { startControlPlane, type ControlPlane } from './support/control-plane.ts';
-import { DIRECT_WORLD_HUB_IPS, seedDirectWorld, startShippedWebhook } from './support/direct-world.ts';
-import {
-  hubEndpointSlice, hubNode, hubReflectorCrds, hubService, offloadNamespaces, putHubObject, startHubReflector,
-  type HubEndpoint, type HubReflectorProcess,
-} from './support/hub.ts';
+import { HUB_NODE, seedReflectedWorld, startShippedWebhook } from './support/direct-world.ts';
+import { hubEndpointSlice, putHubObject, startHubReflector, type HubEndpoint, type HubReflectorProcess } from './support/hub.ts';
 import type { KubeClient, KubeObject, WatchEvent } from './support/kube-client.ts';
 import { startLiqoWriter, type LiqoWriter } from './support/liqo.ts';
 import { skipReason } from './support/skip.ts';
@@ -40,7 +37,6 @@ const SLICE_ORIGINALS = 'liqo.io/shortcut-original-addresses';
 const SHADOW_ORIGINALS = 'liqo.io/shortcut-shadow-original-addresses';
 const SHADOW_ORIGINAL_DATA = 'liqo.io/shortcut-original-direct-connections-data';
 const TOUCH = 'e2e.shortcut-webhook.liqo.io/touch';
-const HUB_NODE = 'hub-worker-1';
 const IGNORED_SLICES = 'shortcut_webhook_records_ignored_total{resource="endpointslices"}';
 const IGNORED_SHADOWS = 'shortcut_webhook_records_ignored_total{resource="shadowendpointslices"}';
 
@@ -111,11 +107,6 @@ describe(`records forged on the hub, through Liqo ${liqoVersion()}'s own reflect
     const answer = await admin.request<KubeObject>('GET', `${path}/${name}`);
     return answer.status === 200 ? answer.body : undefined;
   };
-  const until = (path: string, name: string, what: string, accept: (object: KubeObject) => boolean) =>
-    waitFor(async () => {
-      const object = await get(path, name);
-      return object !== undefined && accept(object) ? object : undefined;
-    }, { ...CONVERGE, description: `${what} (${path === SLICES ? 'EndpointSlice' : 'ShadowEndpointSlice'} ${name})` });
   const putHubSlice = (name: string, service: string, endpoints: readonly HubEndpoint[], annotations: Record<string, string>) =>
     putHubObject(hubAdmin, hubEndpointSlice({ name, service, endpoints, annotations }));
   const setTunnel = (value: string) =>
@@ -124,6 +115,17 @@ describe(`records forged on the hub, through Liqo ${liqoVersion()}'s own reflect
     const why = foreignTo(object);
     return why === undefined ? [] : [`${object.kind} ${object.metadata?.name} rv=${object.metadata?.resourceVersion}: ${why}`];
   });
+  /** Waits for `name` to be as `accept` wants it, and stops at once when a version outside Liqo's and the shortcut's spaces was stored. */
+  const until = async (path: string, name: string, what: string, accept: (object: KubeObject) => boolean): Promise<KubeObject> => {
+    const description = `${what} (${path === SLICES ? 'EndpointSlice' : 'ShadowEndpointSlice'} ${name})`;
+    const found = await waitFor(async () => {
+      if (foreignStored().length > 0) return 'foreign';
+      const object = await get(path, name);
+      return object !== undefined && accept(object) ? object : undefined;
+    }, { ...CONVERGE, description });
+    if (found === 'foreign') assert.fail(`stored while waiting for ${description}: ${foreignStored().join('; ')}`);
+    return found;
+  };
 
   before(async () => {
     if (skip) return;
@@ -138,19 +140,7 @@ describe(`records forged on the hub, through Liqo ${liqoVersion()}'s own reflect
     const canaryCerts = makeCerts(undefined, 'canary');
     made.push(canaryCerts.dir);
     canary = await startCanary(admin, canaryCerts);
-    // hub-reflector.test.ts's world: db-0 where the direct world has api-1, the reflector's CRDs and the hub's
-    // external CIDR in the leaf's Configuration for it.
-    await seedDirectWorld(admin, hubAdmin, {
-      hubCrds: hubReflectorCrds(),
-      hubIps: DIRECT_WORLD_HUB_IPS.map((ip) => (ip.pod === 'api-1' ? { ...ip, pod: 'db-0' } : ip)),
-      hubExternal: '10.70.0.0/16',
-    });
-    await hubAdmin.ok('POST', '/api/v1/nodes', hubNode(HUB_NODE));
-    for (const cluster of ['cluster2', 'cluster3']) await hubAdmin.ok('POST', '/api/v1/nodes', hubNode(`liqo-${cluster}`, cluster));
-    await offloadNamespaces(hubAdmin, 'cluster2', ['demo']);
-    // Before the reflector starts, so that it reads the direct-connections annotation from its first Handle on.
-    await hubAdmin.ok('POST', '/api/v1/namespaces/demo/services', hubService('stock'));
-    await hubAdmin.ok('POST', '/api/v1/namespaces/demo/services', hubService('web', { directConnections: true }));
+    await seedReflectedWorld(admin, hubAdmin);
     writer = startLiqoWriter(leaf.adminKubeconfig, join(logDir, 'liqo-writer.log'));
     // The API server calls the webhook through a balancer that refuses while the test makes it unreachable: the
     // webhook, its controller and its healing watch keep running, as in a cluster where only the path to it breaks.

@@ -15,6 +15,7 @@ import { freePortOutsideEphemeralRange } from '../../support/free-port.ts';
 import { startServer, type RunningServer } from '../../support/process.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import type { ControlPlane } from './control-plane.ts';
+import { hubNode, hubReflectorCrds, hubService, offloadNamespaces } from './hub.ts';
 import type { KubeClient, KubeObject } from './kube-client.ts';
 import { createConfiguration, createConnection, createHubIp, createWithStatus, foreignCluster, installCrds, liqoCrds, shadowSlice } from './liqo.ts';
 import { pathOf, shippedManifests } from './objects.ts';
@@ -75,6 +76,31 @@ export async function seedDirectWorld(admin: KubeClient, hubAdmin: KubeClient, o
     ...(options.hubExternal === undefined ? {} : { remoteExternal: options.hubExternal }), remoteExternalView: '10.202.0.0/16' });
   await createConfiguration(admin, { peer: 'cluster3', localPod: '10.200.0.0/16', remotePod: '10.200.0.0/16', remotePodView: '10.203.0.0/16', remoteExternalView: '10.204.0.0/16' });
   await createConnection(admin, 'cluster3', 'Connected');
+}
+
+/** The hub's own node, where its own pods run, in the world Liqo's reflector reflects (seedReflectedWorld). */
+export const HUB_NODE = 'hub-worker-1';
+
+/**
+ * The world of Liqo's own reflection (hub-reflector.test.ts, forged-records.test.ts): the direct world with db-0 where
+ * it has api-1, the reflector's CRDs on the hub and the hub's external CIDR (10.70/16) in the leaf's Configuration for
+ * it; on top, the hub's own node and the virtual nodes of the three leaves, the NamespaceMap offloading demo to the
+ * leaf, and the hub's Services stock and web (direct connections). The Services exist before the reflector starts:
+ * its informers list them before it handles any slice (the manager marks a namespace ready once every informer
+ * synced), so that it reads the direct-connections annotation from its first Handle on. A slice handled before its
+ * Service is cached is reflected as a plain one.
+ */
+export async function seedReflectedWorld(admin: KubeClient, hubAdmin: KubeClient): Promise<void> {
+  await seedDirectWorld(admin, hubAdmin, {
+    hubCrds: hubReflectorCrds(),
+    hubIps: DIRECT_WORLD_HUB_IPS.map((ip) => (ip.pod === 'api-1' ? { ...ip, pod: 'db-0' } : ip)),
+    hubExternal: '10.70.0.0/16',
+  });
+  await hubAdmin.ok('POST', '/api/v1/nodes', hubNode(HUB_NODE));
+  for (const cluster of ['cluster2', 'cluster3', 'cluster4']) await hubAdmin.ok('POST', '/api/v1/nodes', hubNode(`liqo-${cluster}`, cluster));
+  await offloadNamespaces(hubAdmin, 'cluster2', ['demo']);
+  await hubAdmin.ok('POST', '/api/v1/namespaces/demo/services', hubService('stock'));
+  await hubAdmin.ok('POST', '/api/v1/namespaces/demo/services', hubService('web', { directConnections: true }));
 }
 
 /** Service web's shadow as the hub reflects it into the leaf: its own pod, one on cluster3, one on cluster4, both listed. */
