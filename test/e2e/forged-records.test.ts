@@ -1,12 +1,16 @@
 // Records the product trusts, proven where they arrive: a hub tenant writes the product's record annotations on a
 // hub EndpointSlice, Liqo v1.2.0's own EndpointSlice reflection (hub-reflector) copies them onto the leaf's
 // ShadowEndpointSlice, Liqo v1.2.0's shadowendpointslice-controller (liqo-writer) onto the leaf's EndpointSlice, and
-// the real `shortcut-webhook serve` runs on the leaf with the shipped manifests, on two real control planes. The world
-// is hub-reflector.test.ts's (support/direct-world.ts seedReflectedWorld): every cluster declares 10.200.0.0/16 for its pods, so
+// the real `shortcut-webhook serve` runs on the leaf with the shipped manifests, on two real control planes. The
+// world is hub-reflector.test.ts's (support/direct-world.ts seedReflectedWorld): every cluster declares 10.200.0.0/16
+// for its pods, so the leaf may hold
 //
-//   what the leaf may hold                          EndpointSlices                        ShadowEndpointSlices (the hub's side)
-//   Liqo's translation for the hub cluster1         10.201/16 (its pods), 10.202/16        10.200/16 (its pods), 10.70/16 (its IPAM)
-//   the shortcut: the direct network to cluster3    10.203/16                              cluster3's pods at their own 10.200/16
+//   from                                      in EndpointSlices                 in ShadowEndpointSlices (the hub's side)
+//   Liqo's translation for the hub cluster1   10.201/16 (its pods), 10.202/16   10.200/16 (its pods), 10.70/16 (its IPAM),
+//                                                                               10.72/16 (cluster3's, for direct connections)
+//   the shortcut to cluster3                  10.203/16 (the direct network)    cluster3's pods at their own 10.200/16
+//   Liqo alone, on a shadow stored            10.72/16: Liqo's writer leaves an address listed under cluster3 outside
+//   unrepaired (the webhook failed open)      the 10.200/16 cluster3 declares as it is
 //
 // and nothing else: not the leaf's own pods (10.200/16 on the leaf), not 10.0.0.1, no address listed under the hub.
 // Each test builds on the state the previous one left, in order.
@@ -14,7 +18,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, before, beforeEach, describe, test } from 'node:test';
 import { makeCerts } from '../support/certs.ts';
 import type { RunningServer } from '../support/process.ts';
 import { debugPairs, killServer, logRecords, metricValue } from '../support/serve-cluster.ts';
@@ -24,7 +28,7 @@ import { buildHubReflector } from './hub-reflector/build.ts';
 import { buildLiqoWriter, liqoVersion } from './liqo-writer/build.ts';
 import { startCanary, type Canary } from './support/canary.ts';
 import { startControlPlane, type ControlPlane } from './support/control-plane.ts';
-import { HUB_NODE, seedReflectedWorld, startShippedWebhook } from './support/direct-world.ts';
+import { HUB_NODE, installShippedWebhook, seedReflectedWorld, type InstalledWebhook } from './support/direct-world.ts';
 import { hubEndpointSlice, putHubObject, startHubReflector, type HubEndpoint, type HubReflectorProcess } from './support/hub.ts';
 import type { KubeClient, KubeObject, WatchEvent } from './support/kube-client.ts';
 import { startLiqoWriter, type LiqoWriter } from './support/liqo.ts';
@@ -41,7 +45,7 @@ const IGNORED_SLICES = 'shortcut_webhook_records_ignored_total{resource="endpoin
 const IGNORED_SHADOWS = 'shortcut_webhook_records_ignored_total{resource="shadowendpointslices"}';
 
 /** Where Liqo's translation or the shortcut puts an address on the leaf: the table above, nothing else. */
-const SLICE_SPACES = /^10\.20[123]\.\d+\.\d+$/;
+const SLICE_SPACES = /^10\.(20[123]|72)\.\d+\.\d+$/;
 const SHADOW_SPACES = /^10\.(200|70|72)\.\d+\.\d+$/;
 
 // Service stock: the hub's own pod web-0 and db-0 on cluster3, which the hub's IPAM allocated 10.70.0.6.
@@ -92,6 +96,7 @@ describe(`records forged on the hub, through Liqo ${liqoVersion()}'s own reflect
   let canary: Canary;
   let writer: LiqoWriter | undefined;
   let reflector: HubReflectorProcess | undefined;
+  let installed: InstalledWebhook;
   let webhook: RunningServer | undefined;
   let balancer: TcpBalancer | undefined;
   /** Whether the API server reaches the webhook: while false its calls are refused and it fails open. */
@@ -99,8 +104,10 @@ describe(`records forged on the hub, through Liqo ${liqoVersion()}'s own reflect
   let logDir: string;
   const made: string[] = [];
   const stops: (() => void)[] = [];
-  /** Every stored version of the leaf's slices and shadows in demo, from the world's start: what each test checks. */
+  /** Every stored version of the leaf's slices and shadows in demo, from the world's start. */
   const stored: KubeObject[] = [];
+  /** Where the running test's versions start in `stored`: each test answers for what was stored while it ran. */
+  let testFrom = 0;
   const started = Date.now();
 
   const get = async (path: string, name: string) => {
@@ -111,10 +118,19 @@ describe(`records forged on the hub, through Liqo ${liqoVersion()}'s own reflect
     putHubObject(hubAdmin, hubEndpointSlice({ name, service, endpoints, annotations }));
   const setTunnel = (value: string) =>
     admin.ok('PATCH', `${connectionPath('cluster3')}/status`, { status: { value } }, { contentType: 'application/merge-patch+json' });
-  const foreignStored = () => stored.flatMap((object) => {
+  const foreignStored = () => stored.slice(testFrom).flatMap((object) => {
     const why = foreignTo(object);
     return why === undefined ? [] : [`${object.kind} ${object.metadata?.name} rv=${object.metadata?.resourceVersion}: ${why}`];
   });
+  /** `serve` started on the installed port, ready and knowing the hub's IPs (the stock path's translation). */
+  const startWebhook = async () => {
+    const running = await installed.start();
+    await waitFor(async () => {
+      const { hub: known } = await debugPairs(running);
+      return known.known && known.ips === 3;
+    }, { ...CONVERGE, description: 'the webhook knows the hub\'s three IPs' });
+    return running;
+  };
   /** Waits for `name` to be as `accept` wants it, and stops at once when a version outside Liqo's and the shortcut's spaces was stored. */
   const until = async (path: string, name: string, what: string, accept: (object: KubeObject) => boolean): Promise<KubeObject> => {
     const description = `${what} (${path === SLICES ? 'EndpointSlice' : 'ShadowEndpointSlice'} ${name})`;
@@ -144,18 +160,14 @@ describe(`records forged on the hub, through Liqo ${liqoVersion()}'s own reflect
     writer = startLiqoWriter(leaf.adminKubeconfig, join(logDir, 'liqo-writer.log'));
     // The API server calls the webhook through a balancer that refuses while the test makes it unreachable: the
     // webhook, its controller and its healing watch keep running, as in a cluster where only the path to it breaks.
-    webhook = await startShippedWebhook({
+    installed = await installShippedWebhook({
       leaf, hub, made, afterManifests: () => canary.configurationsSeen(),
       front: async (port) => {
         balancer = await startTcpBalancer({ backends: () => (reachable ? [{ port }] : []) });
         return balancer.port;
       },
     });
-    const running = webhook;
-    await waitFor(async () => {
-      const { hub: known } = await debugPairs(running);
-      return known.known && known.ips === 3;
-    }, { ...CONVERGE, description: 'the webhook knows the hub\'s three IPs' });
+    webhook = await startWebhook();
     // Watched from before the hub's first write into the leaf (once the webhook is ready, the CRDs' storage is).
     for (const path of [SLICES, SHADOWS]) {
       const list = await admin.get<{ metadata: { resourceVersion: string } }>(path);
@@ -168,6 +180,10 @@ describe(`records forged on the hub, through Liqo ${liqoVersion()}'s own reflect
       hubKubeconfig: hub.adminKubeconfig, leafKubeconfig: leaf.adminKubeconfig, hubCluster: 'cluster1', leafCluster: 'cluster2',
       hubPodCidrs: ['10.200.0.0/16'], namespaces: ['demo'], logFile: join(logDir, 'hub-reflector.log'),
     });
+  });
+
+  beforeEach(() => {
+    testFrom = stored.length;
   });
 
   after(async () => {
@@ -252,5 +268,29 @@ describe(`records forged on the hub, through Liqo ${liqoVersion()}'s own reflect
     assert.deepEqual(foreignStored(), []);
     assert.deepEqual(reflector!.failures(), []);
     assert.deepEqual(logRecords(webhook!).filter((r) => r.level === 'error' || r.level === 'fatal'), []);
+  });
+
+  test('a replica started after the forged record was stored with no webhook running: its controller finds the record and does not restore from it', async () => {
+    await killServer(webhook);
+    webhook = undefined;
+    const seen = stored.length;
+    const forged = JSON.stringify({ '10.201.0.10': '10.200.0.7', '10.202.0.6': '10.0.0.1' });
+    await putHubSlice('stock-forged', 'stock', STOCK, { [SLICE_ORIGINALS]: forged, [TOUCH]: '2' });
+    await waitFor(() => stored.slice(seen).some((object) => object.kind === 'EndpointSlice' && object.metadata?.name === 'stock-forged'
+      && object.metadata.annotations?.[SLICE_ORIGINALS] === forged), { ...CONVERGE, description: 'the forged slice stored as is' });
+    assert.equal(addressesOf(await get(SLICES, 'stock-forged')), '[["10.201.0.10"],["10.202.0.6"]]', 'Liqo\'s addresses, unreviewed');
+    webhook = await startWebhook();
+    const running = webhook;
+    const settled = await until(SLICES, 'stock-forged', 'the new replica moved db-0 into the direct network', (object) => addressesOf(object) === STOCK_SHORTCUT
+      && object.metadata?.annotations?.[SLICE_ORIGINALS] === STOCK_RECORD);
+    assert.equal(settled.metadata?.annotations?.[TOUCH], '2');
+    assert.deepEqual(foreignStored(), []);
+    assert.ok(await metricValue(running, IGNORED_SLICES) > 0, 'the stored forged entries counted by the new replica');
+    await setTunnel('Error');
+    await until(SLICES, 'stock-forged', 'db-0 restored from the new replica\'s own record', (object) => addressesOf(object) === '[["10.201.0.10"],["10.202.0.6"]]');
+    await setTunnel('Connected');
+    await until(SLICES, 'stock-forged', 'db-0 in the direct network again', (object) => addressesOf(object) === STOCK_SHORTCUT);
+    assert.deepEqual(foreignStored(), []);
+    assert.deepEqual(reflector!.failures(), []);
   });
 });

@@ -124,8 +124,18 @@ export interface ShippedWebhookOptions {
   readonly front?: (port: number) => Promise<number>;
 }
 
+/** The shipped manifests applied; `start` runs `serve` (again, once the last one is stopped) on the port they call. */
+export interface InstalledWebhook {
+  start(): Promise<RunningServer>;
+}
+
 /** The shipped manifests applied (the webhook configuration pointed at a local port), and `serve` run there until ready. */
 export async function startShippedWebhook(options: ShippedWebhookOptions): Promise<RunningServer> {
+  return (await installShippedWebhook(options)).start();
+}
+
+/** The shipped manifests applied, the webhook configuration pointed at a local port; `serve` not yet started. */
+export async function installShippedWebhook(options: ShippedWebhookOptions): Promise<InstalledWebhook> {
   const { leaf, hub } = options;
   const port = await freePortOutsideEphemeralRange();
   const called = options.front === undefined ? port : await options.front(port);
@@ -148,9 +158,13 @@ export async function startShippedWebhook(options: ShippedWebhookOptions): Promi
     { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } })).status.token;
   const leafConfig = leaf.writeTokenKubeconfig('shortcut-webhook', await token(leaf.admin, 'shortcut-webhook'));
   const hubConfig = hub.writeTokenKubeconfig('hub-reader', await token(hub.admin, 'shortcut-webhook-reader'));
-  const webhook = await startServer(['--port', String(port), '--tls-cert', serving.certFile, '--tls-key', serving.keyFile,
-    '--kubeconfig', leafConfig, '--shortcuts-kubeconfig', hubConfig, '--resync-interval', '0', ...(options.serveArgs ?? [])],
-  { POD_NAMESPACE: 'shortcut-webhook', POD_NAME: 'webhook-0' });
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${webhook.opsPort}/readyz`)).status === 200, { ...CONVERGE, description: 'the webhook is ready' });
-  return webhook;
+  const args = ['--port', String(port), '--tls-cert', serving.certFile, '--tls-key', serving.keyFile,
+    '--kubeconfig', leafConfig, '--shortcuts-kubeconfig', hubConfig, '--resync-interval', '0', ...(options.serveArgs ?? [])];
+  return {
+    async start() {
+      const webhook = await startServer(args, { POD_NAMESPACE: 'shortcut-webhook', POD_NAME: 'webhook-0' });
+      await waitFor(async () => (await fetch(`http://127.0.0.1:${webhook.opsPort}/readyz`)).status === 200, { ...CONVERGE, description: 'the webhook is ready' });
+      return webhook;
+    },
+  };
 }
