@@ -28,12 +28,9 @@ import { buildHubReflector } from './hub-reflector/build.ts';
 import { buildLiqoWriter, liqoVersion } from './liqo-writer/build.ts';
 import { startCanary, type Canary } from './support/canary.ts';
 import { startControlPlane, type ControlPlane } from './support/control-plane.ts';
-import {
-  hubEndpointSlice, hubNode, hubReflectorCrds, hubService, offloadNamespaces, putHubObject, startHubReflector,
-  USE_DIRECT_CONNECTIONS, type HubEndpoint, type HubReflectorProcess,
-} from './support/hub.ts';
+import { hubEndpointSlice, putHubObject, startHubReflector, USE_DIRECT_CONNECTIONS, type HubEndpoint, type HubReflectorProcess } from './support/hub.ts';
 import type { KubeClient, KubeObject, WatchEvent } from './support/kube-client.ts';
-import { DIRECT_WORLD_HUB_IPS, seedDirectWorld } from './support/direct-world.ts';
+import { HUB_NODE, seedReflectedWorld } from './support/direct-world.ts';
 import {
   createHubIp, shadowSlice,
   startLiqoWriter, type LiqoWriter,
@@ -50,7 +47,6 @@ const SHADOW_ORIGINAL_DATA = 'liqo.io/shortcut-original-direct-connections-data'
 const CONNECTION_PATH = connectionPath('cluster3');
 /** How long the hub's reflector, Liqo's writer and our controller run side by side, watched, for a write none should make. */
 const QUIET_WINDOW_MS = 10_000;
-const HUB_NODE = 'hub-worker-1';
 
 const skip = skipReason();
 
@@ -137,22 +133,7 @@ describe(`the hub's writes from Liqo ${liqoVersion()}'s own EndpointSlice reflec
     const canaryCerts = makeCerts(undefined, 'canary');
     made.push(canaryCerts.dir);
     canary = await startCanary(admin, canaryCerts);
-    // The direct world (support/direct-world.ts), with db-0 where it has api-1, the reflector's CRDs on the hub, and
-    // the hub's external CIDR in the leaf's Configuration for it.
-    await seedDirectWorld(admin, hubAdmin, {
-      hubCrds: hubReflectorCrds(),
-      hubIps: DIRECT_WORLD_HUB_IPS.map((ip) => (ip.pod === 'api-1' ? { ...ip, pod: 'db-0' } : ip)),
-      hubExternal: '10.70.0.0/16',
-    });
-    // On top: the hub's own node and the virtual nodes of the three leaves, and the NamespaceMap offloading demo to the leaf.
-    await hubAdmin.ok('POST', '/api/v1/nodes', hubNode(HUB_NODE));
-    for (const cluster of ['cluster2', 'cluster3', 'cluster4']) await hubAdmin.ok('POST', '/api/v1/nodes', hubNode(`liqo-${cluster}`, cluster));
-    await offloadNamespaces(hubAdmin, 'cluster2', ['demo']);
-    // The Services exist before the reflector starts: its informers list them before it handles any slice (the
-    // manager marks a namespace ready once every informer synced), so that it reads the direct-connections
-    // annotation from its first Handle on. A slice handled before its Service is cached is reflected as a plain one.
-    await hubAdmin.ok('POST', '/api/v1/namespaces/demo/services', hubService('stock'));
-    await hubAdmin.ok('POST', '/api/v1/namespaces/demo/services', hubService('web', { directConnections: true }));
+    await seedReflectedWorld(admin, hubAdmin);
     writer = startLiqoWriter(leaf.adminKubeconfig, join(logDir, 'liqo-writer.log'));
   });
 

@@ -15,6 +15,7 @@ import { freePortOutsideEphemeralRange } from '../../support/free-port.ts';
 import { startServer, type RunningServer } from '../../support/process.ts';
 import { waitFor } from '../../support/wait-for.ts';
 import type { ControlPlane } from './control-plane.ts';
+import { hubNode, hubReflectorCrds, hubService, offloadNamespaces } from './hub.ts';
 import type { KubeClient, KubeObject } from './kube-client.ts';
 import { createConfiguration, createConnection, createHubIp, createWithStatus, foreignCluster, installCrds, liqoCrds, shadowSlice } from './liqo.ts';
 import { pathOf, shippedManifests } from './objects.ts';
@@ -77,6 +78,31 @@ export async function seedDirectWorld(admin: KubeClient, hubAdmin: KubeClient, o
   await createConnection(admin, 'cluster3', 'Connected');
 }
 
+/** The hub's own node, where its own pods run, in the world Liqo's reflector reflects (seedReflectedWorld). */
+export const HUB_NODE = 'hub-worker-1';
+
+/**
+ * The world of Liqo's own reflection (hub-reflector.test.ts, forged-records.test.ts): the direct world with db-0 where
+ * it has api-1, the reflector's CRDs on the hub and the hub's external CIDR (10.70/16) in the leaf's Configuration for
+ * it; on top, the hub's own node and the virtual nodes of the three leaves, the NamespaceMap offloading demo to the
+ * leaf, and the hub's Services stock and web (direct connections). The Services exist before the reflector starts:
+ * its informers list them before it handles any slice (the manager marks a namespace ready once every informer
+ * synced), so that it reads the direct-connections annotation from its first Handle on. A slice handled before its
+ * Service is cached is reflected as a plain one.
+ */
+export async function seedReflectedWorld(admin: KubeClient, hubAdmin: KubeClient): Promise<void> {
+  await seedDirectWorld(admin, hubAdmin, {
+    hubCrds: hubReflectorCrds(),
+    hubIps: DIRECT_WORLD_HUB_IPS.map((ip) => (ip.pod === 'api-1' ? { ...ip, pod: 'db-0' } : ip)),
+    hubExternal: '10.70.0.0/16',
+  });
+  await hubAdmin.ok('POST', '/api/v1/nodes', hubNode(HUB_NODE));
+  for (const cluster of ['cluster2', 'cluster3', 'cluster4']) await hubAdmin.ok('POST', '/api/v1/nodes', hubNode(`liqo-${cluster}`, cluster));
+  await offloadNamespaces(hubAdmin, 'cluster2', ['demo']);
+  await hubAdmin.ok('POST', '/api/v1/namespaces/demo/services', hubService('stock'));
+  await hubAdmin.ok('POST', '/api/v1/namespaces/demo/services', hubService('web', { directConnections: true }));
+}
+
 /** Service web's shadow as the hub reflects it into the leaf: its own pod, one on cluster3, one on cluster4, both listed. */
 export function webShadow(): KubeObject {
   return shadowSlice({
@@ -94,12 +120,25 @@ export interface ShippedWebhookOptions {
   readonly afterManifests?: () => Promise<void>;
   /** More flags for `serve` (e.g. a short --connection-stale-after). */
   readonly serveArgs?: readonly string[];
+  /** Puts something in front of `serve`'s port (e.g. a balancer that can refuse) and gives the port the API server calls. */
+  readonly front?: (port: number) => Promise<number>;
+}
+
+/** The shipped manifests applied; `start` runs `serve` (again, once the last one is stopped) on the port they call. */
+export interface InstalledWebhook {
+  start(): Promise<RunningServer>;
 }
 
 /** The shipped manifests applied (the webhook configuration pointed at a local port), and `serve` run there until ready. */
 export async function startShippedWebhook(options: ShippedWebhookOptions): Promise<RunningServer> {
+  return (await installShippedWebhook(options)).start();
+}
+
+/** The shipped manifests applied, the webhook configuration pointed at a local port; `serve` not yet started. */
+export async function installShippedWebhook(options: ShippedWebhookOptions): Promise<InstalledWebhook> {
   const { leaf, hub } = options;
   const port = await freePortOutsideEphemeralRange();
+  const called = options.front === undefined ? port : await options.front(port);
   const serving = makeCerts();
   options.made.push(serving.dir);
   for (const object of shippedManifests()) {
@@ -107,7 +146,7 @@ export async function startShippedWebhook(options: ShippedWebhookOptions): Promi
     if (object.kind === 'MutatingWebhookConfiguration') {
       for (const hook of object.webhooks as { clientConfig: Record<string, unknown> }[]) {
         const { path } = hook.clientConfig.service as { path: string };
-        hook.clientConfig = { url: `https://127.0.0.1:${port}${path}`, caBundle: serving.ca.toString('base64') };
+        hook.clientConfig = { url: `https://127.0.0.1:${called}${path}`, caBundle: serving.ca.toString('base64') };
       }
     }
     await leaf.admin.ok('POST', pathOf(object), object);
@@ -119,9 +158,13 @@ export async function startShippedWebhook(options: ShippedWebhookOptions): Promi
     { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } })).status.token;
   const leafConfig = leaf.writeTokenKubeconfig('shortcut-webhook', await token(leaf.admin, 'shortcut-webhook'));
   const hubConfig = hub.writeTokenKubeconfig('hub-reader', await token(hub.admin, 'shortcut-webhook-reader'));
-  const webhook = await startServer(['--port', String(port), '--tls-cert', serving.certFile, '--tls-key', serving.keyFile,
-    '--kubeconfig', leafConfig, '--shortcuts-kubeconfig', hubConfig, '--resync-interval', '0', ...(options.serveArgs ?? [])],
-  { POD_NAMESPACE: 'shortcut-webhook', POD_NAME: 'webhook-0' });
-  await waitFor(async () => (await fetch(`http://127.0.0.1:${webhook.opsPort}/readyz`)).status === 200, { ...CONVERGE, description: 'the webhook is ready' });
-  return webhook;
+  const args = ['--port', String(port), '--tls-cert', serving.certFile, '--tls-key', serving.keyFile,
+    '--kubeconfig', leafConfig, '--shortcuts-kubeconfig', hubConfig, '--resync-interval', '0', ...(options.serveArgs ?? [])];
+  return {
+    async start() {
+      const webhook = await startServer(args, { POD_NAMESPACE: 'shortcut-webhook', POD_NAME: 'webhook-0' });
+      await waitFor(async () => (await fetch(`http://127.0.0.1:${webhook.opsPort}/readyz`)).status === 200, { ...CONVERGE, description: 'the webhook is ready' });
+      return webhook;
+    },
+  };
 }
