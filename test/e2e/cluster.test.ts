@@ -140,6 +140,10 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
   };
   const setFccStatus = (status: Record<string, unknown>) =>
     hubAdmin.ok('PATCH', `${FCC_PATH}/cluster2-cluster3/status`, { status }, { contentType: 'application/merge-patch+json' });
+  /** The leaf's view of cluster3's pods (its Configuration's status.remote.cidr.pod), where a shortcut's target must lie. */
+  const setPeerView = (pod: readonly string[]) =>
+    admin.ok('PATCH', '/apis/networking.liqo.io/v1beta1/namespaces/liqo-tenant-cluster3/configurations/cluster3/status',
+      { status: { remote: { cidr: { pod } } } }, { contentType: 'application/merge-patch+json' });
   const setTunnel = (value: string) =>
     admin.ok('PATCH', `${CONNECTION_PATH}/status`, { status: { value } }, { contentType: 'application/merge-patch+json' });
   /** kube-apiserver's own count of writes it let through when calling our webhook failed (failurePolicy Ignore). */
@@ -186,7 +190,7 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
    * gone (410), the slices are listed (each listed version recorded too) and `gaps` says so.
    */
   const recordVersions = async () => {
-    const versions: { type: string; name: string; addresses: string; resourceVersion: string; at: number }[] = [];
+    const versions: { type: string; name: string; addresses: string; resourceVersion: string; at: number; annotations?: Record<string, unknown>; managers?: string[] }[] = [];
     let gaps = 0;
     let stopped = false;
     let current: { stop(): void; ended: Promise<void> } | undefined;
@@ -203,7 +207,13 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
           return;
         }
         version = event.object.metadata?.resourceVersion ?? version;
-        if (event.type !== 'BOOKMARK') versions.push({ type: event.type, name: event.object.metadata?.name ?? '', addresses: addressesOf(event.object), resourceVersion: version, at: Date.now() });
+        if (event.type !== 'BOOKMARK') {
+          versions.push({
+            type: event.type, name: event.object.metadata?.name ?? '', addresses: addressesOf(event.object), resourceVersion: version, at: Date.now(),
+            // What a failure names beside the addresses: which annotations the version stored, and who wrote it.
+            annotations: annotationsOf(event.object), managers: managersOf(event.object),
+          });
+        }
       });
       void current.ended.then(async () => {
         if (stopped) return;
@@ -513,6 +523,11 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
       await setFccStatus({ isConnected: true, phase: 'Connected' });
       await expectEverywhere('[["10.61.0.151"],["10.200.0.196"]]', '[["10.61.0.1","10.61.0.2"],["10.200.0.1"]]', 'rewritten on connect');
 
+      // A target must lie in the leaf's own view of the peer (target-mismatch): the shortcut remapped, as `liqoctl
+      // network connect` records it in the leaf's Configuration for cluster3, and the FCC says so.
+      // The view covers both targets while the FCC moves, so that no state between is stored (an FCC whose target
+      // the view does not cover is target-mismatch, restored); then the view is the new target's alone.
+      await setPeerView(['10.61.0.0/16', '10.62.0.0/16']);
       await setFccStatus({ foreignClusterANetworking: { podCIDR: '10.63.0.0/16', remappedPodCIDR: '10.62.0.0/16' } });
       await expectEverywhere('[["10.62.0.151"],["10.200.0.196"]]', '[["10.62.0.1","10.62.0.2"],["10.200.0.1"]]', 'moved on a CIDR change');
       assert.deepEqual(annotationsOf(await slice('mixed')), { [SHORTCUT]: '10.62.0.1,10.62.0.2', [ORIGINAL]: '{"10.62.0.1":"10.63.0.1","10.62.0.2":"10.63.0.2"}' });
@@ -525,6 +540,7 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
 
       await hubAdmin.ok('DELETE', `${FCC_PATH}/cluster2-cluster3`);
       await expectEverywhere('[["10.63.0.151"],["10.200.0.196"]]', '[["10.63.0.1","10.63.0.2"],["10.200.0.1"]]', 'restored on delete');
+      await setPeerView(['10.61.0.0/16']);
       for (const name of ['web-applied', 'mixed']) await untilWatched(events, name);
 
       // Six changes. Each moves the two slices of cluster2 once, through one of two writers: our controller, or Liqo's
@@ -898,17 +914,14 @@ describe(`shortcut-webhook on real Kubernetes ${kubernetesVersion()} control pla
     const passes = () => logRecords(running).filter((r) => r.msg === 'reconcile pass done').length;
     try {
       // The hub's Service annotated: its virtual kubelet reflects db-1 untranslated and lists it under cluster3. The
-      // hub sees cluster3's pods remapped (10.81/16), which Liqo's writer cannot map; the shadow is written as the
-      // shadow route repairs it (cluster3's own address, 10.60.0.99, with its record of the hub's original), so that
-      // Liqo's writer maps it itself into the leaf's direct network to cluster3: 10.61.0.99.
+      // hub sees cluster3's pods remapped (10.81/16), which Liqo's writer cannot map; the shadow route repairs it as
+      // it is written (cluster3's own address, 10.60.0.99, with its record of the hub's original), so that Liqo's
+      // writer maps it itself into the leaf's direct network to cluster3: 10.61.0.99. (Written as the hub writes it:
+      // a record the hub wrote would be no record of the product's, and ignored.)
       const writes = writer!.writes('demo/stock');
       await putShadow({
-        name: 'stock', addresses: [['10.60.0.99']], pods: ['db-1'],
-        annotations: {
-          'liqo.io/direct-connections-data': JSON.stringify({ clusterAddresses: { cluster3: ['10.60.0.99'] } }),
-          'liqo.io/shortcut-shadow-original-addresses': '{"10.60.0.99":"10.81.0.99"}',
-          'liqo.io/shortcut-original-direct-connections-data': JSON.stringify({ clusterAddresses: { cluster3: ['10.81.0.99'] } }),
-        },
+        name: 'stock', addresses: [['10.81.0.99']], pods: ['db-1'],
+        annotations: { 'liqo.io/direct-connections-data': JSON.stringify({ clusterAddresses: { cluster3: ['10.81.0.99'] } }) },
       });
       await waitFor(() => writer!.writes('demo/stock') > writes, { ...CONVERGE, description: 'Liqo\'s writer applied the direct address' });
       const sent = await waitFor(async () => {
