@@ -50,10 +50,13 @@ class Busy extends Error {
 /** A shed request is one line per interval with the count, not one each: a burst is what it answers. */
 const BUSY_LOG_INTERVAL_MS = 10_000;
 
-/** The body's length as its headers declare it, capped at the limit (a longer one is refused 413); the limit when undeclared. */
+/**
+ * The body's length as its headers declare it; the limit when undeclared. One declared over the limit counts as
+ * nothing: it is refused 413 unread, which a busy webhook must still answer (not 503).
+ */
 function declaredBodyBytes(headers: Readonly<Record<string, string | string[] | undefined>>, method: string): number {
   const declared = headers['content-length'];
-  if (typeof declared === 'string' && /^\d+$/.test(declared)) return Math.min(Number(declared), MAX_BODY_BYTES);
+  if (typeof declared === 'string' && /^\d+$/.test(declared)) return Number(declared) > MAX_BODY_BYTES ? 0 : Number(declared);
   return method === 'GET' || method === 'HEAD' ? 0 : MAX_BODY_BYTES;
 }
 
