@@ -8,7 +8,7 @@ import type { AnyFastify } from './server/any-fastify.ts';
 import { opsRoutes, type OpsRouteOptions } from './server/ops-routes.ts';
 import { discardBody, unreadBody } from './server/refused-body.ts';
 import {
-  declaredHeapEstimate, DEFAULT_MAX_REVIEW_BYTES_IN_FLIGHT, DEFAULT_MAX_REVIEWS_IN_FLIGHT, MAX_BODY_BYTES, parsedHeapEstimate, ReviewBudget,
+  declaredBodyBytes, declaredHeapEstimate, DEFAULT_MAX_REVIEW_BYTES_IN_FLIGHT, DEFAULT_MAX_REVIEWS_IN_FLIGHT, MAX_BODY_BYTES, parsedHeapEstimate, ReviewBudget,
   type ReviewBudgetOptions, type Ticket,
 } from './server/review-budget.ts';
 import { secureContextOptions, type TlsMaterial } from './tls.ts';
@@ -50,12 +50,6 @@ class Busy extends Error {
 /** A shed request is one line per interval with the count, not one each: a burst is what it answers. */
 const BUSY_LOG_INTERVAL_MS = 10_000;
 
-/** The body's length as its headers declare it, capped at the limit (a longer one is refused 413); the limit when undeclared. */
-function declaredBodyBytes(headers: Readonly<Record<string, string | string[] | undefined>>, method: string): number {
-  const declared = headers['content-length'];
-  if (typeof declared === 'string' && /^\d+$/.test(declared)) return Math.min(Number(declared), MAX_BODY_BYTES);
-  return method === 'GET' || method === 'HEAD' ? 0 : MAX_BODY_BYTES;
-}
 
 function statusOf(error: FastifyError): number {
   const status = error.statusCode ?? 500;
@@ -115,6 +109,7 @@ export function buildWebhookApp(options: WebhookAppOptions): WebhookApp {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     // The body is in, not yet parsed: what its tree would cost is known now (an object costs 20 times its text).
+    // (parseAs 'buffer' hands a Buffer; fastify's type also allows the string of parseAs 'string'.)
     if (tickets.get(request)?.resize(parsedHeapEstimate(typeof body === 'string' ? Buffer.from(body) : body)) === false) {
       done(busy(), undefined);
       return;

@@ -52,6 +52,17 @@ export function parsedHeapEstimate(body: Uint8Array): number {
   return body.length * HEAP_PER_BODY_BYTE + containersIn(body) * HEAP_PER_CONTAINER;
 }
 
+/**
+ * The body's length as its headers declare it; the limit when undeclared (HTTP/1.1 chunked, HTTP/2 without
+ * content-length; kube-apiserver always declares it). One declared over the limit counts as nothing: it is refused
+ * 413 unread, which a busy webhook must still answer (not 503).
+ */
+export function declaredBodyBytes(headers: Readonly<Record<string, string | string[] | undefined>>, method: string): number {
+  const declared = headers['content-length'];
+  if (typeof declared === 'string' && /^\d+$/.test(declared)) return Number(declared) > MAX_BODY_BYTES ? 0 : Number(declared);
+  return method === 'GET' || method === 'HEAD' ? 0 : MAX_BODY_BYTES;
+}
+
 /** The share of a body before it is read, from the length its headers declare (the limit, for one that declares none). */
 export function declaredHeapEstimate(declaredBytes: number): number {
   return declaredBytes * (declaredBytes < SCAN_FROM_BYTES ? WORST_HEAP_PER_BYTE : HEAP_PER_DECLARED_BYTE);
