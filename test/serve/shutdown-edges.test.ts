@@ -44,9 +44,16 @@ for (const second of ['SIGTERM', 'SIGINT'] as const) {
     const socket = connect({ host: '127.0.0.1', port: server.webhookPort, ca: readFileSync(certs.caFile), servername: 'localhost', ALPNProtocols: ['http/1.1'] });
     try {
       await once(socket, 'secureConnect');
+      let answered = '';
+      socket.on('data', (chunk: Buffer) => { answered += chunk.toString('latin1'); });
       // A review whose body is still coming: the shutdown waits for it.
       const body = JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' });
-      socket.write(`POST /mutate/endpointslices HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`);
+      // Expect: 100-continue, so that the server's interim answer says it holds the request: a SIGTERM sent before the
+      // request reached it would find none in flight (and fastify answers a request that arrives while closing 503).
+      const received = waitFor(() => (answered.includes('100 Continue') ? true : undefined), { description: 'the server holds the review (100 Continue)' });
+      socket.write(`POST /mutate/endpointslices HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: ${body.length}\r\n\r\n`);
+      await received;
+      socket.write(body.slice(0, 5));
       server.child.kill('SIGTERM');
       await waitFor(() => server.lines.some((line) => line.includes('"msg":"shutting down')), { description: `shutting down:\n${server.lines.join('\n')}` });
       server.child.kill(second);
