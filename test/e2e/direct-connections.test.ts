@@ -16,20 +16,19 @@
 // The shipped manifests run the real `shortcut-webhook serve` with the shipped ServiceAccount's rights on the leaf and
 // the hub reader's on the hub. Each test builds on the state the previous one left, in order.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
+import { makeCerts } from '../support/certs.ts';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { makeCerts } from '../support/certs.ts';
 import { freePortOutsideEphemeralRange } from '../support/free-port.ts';
 import { startServer, type RunningServer } from '../support/process.ts';
 import { killServer, logRecords } from '../support/serve-cluster.ts';
 import { waitFor } from '../support/wait-for.ts';
-import { buildControlPlane, kubernetesVersion } from './controlplane/build.ts';
-import { buildHubReflector } from './hub-reflector/build.ts';
-import { buildLiqoWriter, liqoVersion } from './liqo-writer/build.ts';
-import { startCanary, type Canary } from './support/canary.ts';
-import { startControlPlane, type ControlPlane } from './support/control-plane.ts';
+import { kubernetesVersion } from './controlplane/build.ts';
+import { liqoVersion } from './liqo-writer/build.ts';
+import type { Canary } from './support/canary.ts';
+import { startReflectorClusters } from './support/reflector-clusters.ts';
+import { type ControlPlane } from './support/control-plane.ts';
 import type { KubeClient, KubeObject, WatchEvent } from './support/kube-client.ts';
 import { seedDirectWorld } from './support/direct-world.ts';
 import {
@@ -149,17 +148,9 @@ describe(`Liqo ${liqoVersion()}'s direct connections on real Kubernetes ${kubern
   // The Go builds (cached) happen here, outside any test's timeout: on a cold cache they can take minutes.
   before(async () => {
     if (skip) return;
-    buildControlPlane();
-    buildLiqoWriter();
-    buildHubReflector();
-    logDir = mkdtempSync(join(tmpdir(), 'shortcut-e2e-direct-'));
-    made.push(logDir);
-    [hub, leaf] = await Promise.all([startControlPlane(), startControlPlane()]);
+    ({ hub, leaf, canary, logDir } = await startReflectorClusters('direct', made));
     admin = leaf.admin;
     hubAdmin = hub.admin;
-    const canaryCerts = makeCerts(undefined, 'canary');
-    made.push(canaryCerts.dir);
-    canary = await startCanary(admin, canaryCerts);
     // The direct world (support/direct-world.ts), with a namespace the hub does not offload and the reflector's CRDs.
     await seedDirectWorld(admin, hubAdmin, { leafNamespaces: ['probe'], hubCrds: hubReflectorCrds() });
     // Its own node and the virtual nodes of the leaves (the reflector reads their cluster labels), the NamespaceMap

@@ -15,19 +15,17 @@
 // and nothing else: not the leaf's own pods (10.200/16 on the leaf), not 10.0.0.1, no address listed under the hub.
 // Each test builds on the state the previous one left, in order.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { makeCerts } from '../support/certs.ts';
 import type { RunningServer } from '../support/process.ts';
 import { debugPairs, killServer, logRecords, metricValue } from '../support/serve-cluster.ts';
 import { waitFor } from '../support/wait-for.ts';
-import { buildControlPlane, kubernetesVersion } from './controlplane/build.ts';
-import { buildHubReflector } from './hub-reflector/build.ts';
-import { buildLiqoWriter, liqoVersion } from './liqo-writer/build.ts';
-import { startCanary, type Canary } from './support/canary.ts';
-import { startControlPlane, type ControlPlane } from './support/control-plane.ts';
+import { kubernetesVersion } from './controlplane/build.ts';
+import { liqoVersion } from './liqo-writer/build.ts';
+import type { Canary } from './support/canary.ts';
+import { startReflectorClusters } from './support/reflector-clusters.ts';
+import { type ControlPlane } from './support/control-plane.ts';
 import { HUB_NODE, installShippedWebhook, seedReflectedWorld, type InstalledWebhook } from './support/direct-world.ts';
 import { hubEndpointSlice, putHubObject, startHubReflector, type HubEndpoint, type HubReflectorProcess } from './support/hub.ts';
 import type { KubeClient, KubeObject, WatchEvent } from './support/kube-client.ts';
@@ -145,17 +143,9 @@ describe(`records forged on the hub, through Liqo ${liqoVersion()}'s own reflect
 
   before(async () => {
     if (skip) return;
-    buildControlPlane();
-    buildLiqoWriter();
-    buildHubReflector();
-    logDir = mkdtempSync(join(tmpdir(), 'shortcut-e2e-forged-'));
-    made.push(logDir);
-    [hub, leaf] = await Promise.all([startControlPlane(), startControlPlane()]);
+    ({ hub, leaf, canary, logDir } = await startReflectorClusters('forged', made));
     admin = leaf.admin;
     hubAdmin = hub.admin;
-    const canaryCerts = makeCerts(undefined, 'canary');
-    made.push(canaryCerts.dir);
-    canary = await startCanary(admin, canaryCerts);
     await seedReflectedWorld(admin, hubAdmin);
     writer = startLiqoWriter(leaf.adminKubeconfig, join(logDir, 'liqo-writer.log'));
     // The API server calls the webhook through a balancer that refuses while the test makes it unreachable: the

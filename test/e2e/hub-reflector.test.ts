@@ -14,20 +14,19 @@
 //
 // Each test builds on the state the previous one left, in order.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
+import { makeCerts } from '../support/certs.ts';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { makeCerts } from '../support/certs.ts';
 import { freePortOutsideEphemeralRange } from '../support/free-port.ts';
 import { startServer, type RunningServer } from '../support/process.ts';
 import { debugPairs, killServer, logRecords, metricValue } from '../support/serve-cluster.ts';
 import { waitFor } from '../support/wait-for.ts';
-import { buildControlPlane, kubernetesVersion } from './controlplane/build.ts';
-import { buildHubReflector } from './hub-reflector/build.ts';
-import { buildLiqoWriter, liqoVersion } from './liqo-writer/build.ts';
-import { startCanary, type Canary } from './support/canary.ts';
-import { startControlPlane, type ControlPlane } from './support/control-plane.ts';
+import { kubernetesVersion } from './controlplane/build.ts';
+import { liqoVersion } from './liqo-writer/build.ts';
+import type { Canary } from './support/canary.ts';
+import { startReflectorClusters } from './support/reflector-clusters.ts';
+import { type ControlPlane } from './support/control-plane.ts';
 import { hubEndpointSlice, putHubObject, startHubReflector, USE_DIRECT_CONNECTIONS, type HubEndpoint, type HubReflectorProcess } from './support/hub.ts';
 import type { KubeClient, KubeObject, WatchEvent } from './support/kube-client.ts';
 import { HUB_NODE, seedReflectedWorld } from './support/direct-world.ts';
@@ -122,17 +121,9 @@ describe(`the hub's writes from Liqo ${liqoVersion()}'s own EndpointSlice reflec
   // The Go builds (cached) happen here, outside any test's timeout: on a cold cache they can take minutes.
   before(async () => {
     if (skip) return;
-    buildControlPlane();
-    buildLiqoWriter();
-    buildHubReflector();
-    logDir = mkdtempSync(join(tmpdir(), 'shortcut-e2e-hubrefl-'));
-    made.push(logDir);
-    [hub, leaf] = await Promise.all([startControlPlane(), startControlPlane()]);
+    ({ hub, leaf, canary, logDir } = await startReflectorClusters('hubrefl', made));
     admin = leaf.admin;
     hubAdmin = hub.admin;
-    const canaryCerts = makeCerts(undefined, 'canary');
-    made.push(canaryCerts.dir);
-    canary = await startCanary(admin, canaryCerts);
     await seedReflectedWorld(admin, hubAdmin);
     writer = startLiqoWriter(leaf.adminKubeconfig, join(logDir, 'liqo-writer.log'));
   });
