@@ -3,8 +3,11 @@
 // kube-proxy (nftables mode) in cluster2's node namespace programming the two ClusterIP Services from them, and a
 // miniature of Liqo v1.2.0's data path in network namespaces (support/datapath: gateways, wireguard-go tunnels, the
 // nftables tables and routes Liqo installs, generated from the Liqo objects stored in those API servers). A client
-// pod of cluster2 sends UDP probes to each ClusterIP; a pod of cluster3 echoes them; WireGuard data messages are
-// counted per link. Service `web-fcc` is reflected by a hub that sends hub-view addresses (the FCC path), `web-stock`
+// pod of cluster2 sends UDP probes to each ClusterIP; a pod of cluster3 echoes them; the packets each peering's
+// gateway forwards into and out of its tunnel are counted per link. Liqo's connection check runs in the two gateways
+// of the direct network (support/datapath/conncheck.ts): cluster2's writes its Connection (Error when the link dies,
+// Connected when it is back, the latency heartbeat meanwhile), and freezing that gateway stops its tunnel and its
+// heartbeat at once. Service `web-fcc` is reflected by a hub that sends hub-view addresses (the FCC path), `web-stock`
 // by a stock Liqo hub (its IPAM's allocation, the stock path), `web-direct` by a hub using Liqo's own direct
 // connections (the ShadowEndpointSlice repair). Each test builds on the state the previous one left.
 import assert from 'node:assert/strict';
@@ -12,7 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import { dataPathToolsBuilt } from './datapath-tools/build.ts';
 import { Lab, dataPathUnavailable } from './support/datapath/netns.ts';
 import { goAvailable } from './support/go-build.ts';
-import { LINKS, PATH_NAMES, Stack, WEB, type BatchResult, type PathName } from './support/datapath/stack.ts';
+import { CONNECTION_STALE_AFTER_MS, LINKS, PATH_NAMES, Stack, WEB, type BatchResult, type PathName } from './support/datapath/stack.ts';
 import { skipReason } from './support/skip.ts';
 
 /** Probes per Service and phase: each crosses each link it takes twice (the probe and its echo). */
@@ -113,28 +116,15 @@ describe('traffic takes the shortcut: a ClusterIP through the real kube-proxy an
     }
   });
 
-  test('the direct link dies: black-holed until its Connection goes Error, then back through the hub once the controller restored the slices', async () => {
+  test('the direct link dies: black-holed until its gateway writes the Connection Error, then back through the hub once the controller restored the slices', async () => {
     const s = the();
     await s.path.setLink(LINKS.direct, 'down');
-    // Still Connected as far as Liqo knows: the Services still point at the dead tunnel.
+    // Still Connected until the gateway's connection check has missed its PONGs: the Services still point at the dead tunnel.
     for (const path of PATHS) assert.equal((await s.probeBatch(path, 1, SWITCH_PROBE_MS)).answered, 0, `${path}: a probe over the dead link is lost`);
+    await s.untilConnection('Error');
     const error = Date.now();
-    await s.setTunnel('Error');
-    // Each Service probed on its own, one probe after the other until one is answered (bounded).
-    const firstReply = new Map<PathName, number>();
-    await Promise.all(PATHS.map(async (path) => {
-      while (Date.now() - error < SWITCH_BOUND_MS) {
-        if ((await s.probeOnce(path, SWITCH_PROBE_MS)).ok) {
-          firstReply.set(path, Date.now() - error);
-          return;
-        }
-      }
-    }));
-    for (const path of PATHS) {
-      const ms = firstReply.get(path);
-      assert.ok(ms !== undefined, `${path}: an answer within ${SWITCH_BOUND_MS} ms of the Connection going Error`);
-      say(`${path}: first reply through the hub ${ms} ms after the Connection went Error`);
-    }
+    const firstReply = await firstReplies(s, error);
+    for (const path of PATHS) say(`${path}: first reply through the hub ${firstReply.get(path)} ms after the gateway wrote the Connection Error`);
     for (const path of PATHS) assert.deepEqual(await s.storedAddresses(path), [s.services[path].throughHub], `${path}: stored through the hub`);
     for (const path of PATHS) {
       const result = await s.probeBatch(path, PROBES);
@@ -143,10 +133,10 @@ describe('traffic takes the shortcut: a ClusterIP through the real kube-proxy an
     }
   });
 
-  test('the link returns: its Connection goes Connected, the slices are rewritten again and the packets take the direct tunnel only', async () => {
+  test('the link returns: its gateway writes the Connection Connected, the slices are rewritten again and the packets take the direct tunnel only', async () => {
     const s = the();
     await s.path.setLink(LINKS.direct, 'up');
-    await s.setTunnel('Connected');
+    await s.untilConnection('Connected');
     for (const path of PATHS) await s.untilServed(path, WEB.direct);
     for (const path of PATHS) {
       const result = await s.probeBatch(path, PROBES);
@@ -154,4 +144,67 @@ describe('traffic takes the shortcut: a ClusterIP through the real kube-proxy an
       directOnly(result);
     }
   });
+
+  // The gateway itself hangs (SIGSTOP: its tunnel and its connection check at once). Nothing writes its Connection,
+  // which reads Connected all along; only its heartbeat's silence tells, and the product moves the Services once it
+  // outlasts --connection-stale-after.
+  let silentHeartbeat: string | undefined;
+
+  test('the direct gateway freezes: its Connection still reads Connected, its heartbeat stops, and the packets take the hub once it is stale', async () => {
+    const s = the();
+    await s.setDirectGateway('frozen');
+    const frozen = Date.now();
+    const values = new Set<string | undefined>();
+    const firstReply = await firstReplies(s, frozen, async () => {
+      values.add((await s.connection()).value);
+    });
+    for (const path of PATHS) say(`${path}: first reply through the hub ${firstReply.get(path)} ms after the gateway froze (--connection-stale-after ${CONNECTION_STALE_AFTER_MS} ms)`);
+    silentHeartbeat = (await s.connection()).heartbeat;
+    for (const path of PATHS) assert.deepEqual(await s.storedAddresses(path), [s.services[path].throughHub], `${path}: stored through the hub`);
+    for (const path of PATHS) {
+      const result = await s.probeBatch(path, PROBES);
+      say(`${path}, gateway frozen: ${JSON.stringify(result.counts)} (${result.answered}/${result.sent} answered)`);
+      hubOnly(result);
+    }
+    const connection = await s.connection();
+    values.add(connection.value);
+    assert.deepEqual([...values], ['Connected'], 'the Connection read Connected while the traffic moved');
+    assert.equal(connection.heartbeat, silentHeartbeat, 'no heartbeat while the gateway is frozen');
+  });
+
+  test('the direct gateway resumes: its heartbeat comes back, the slices are rewritten again and the packets take the direct tunnel only', async () => {
+    const s = the();
+    for (const path of PATHS) assert.deepEqual(await s.storedAddresses(path), [s.services[path].throughHub], `${path}: through the hub while the gateway is frozen`);
+    await s.setDirectGateway('running');
+    const resumed = Date.now();
+    for (const path of PATHS) await s.untilServed(path, WEB.direct);
+    say(`the three Services direct again (stored and in kube-proxy) ${Date.now() - resumed} ms after the gateway resumed`);
+    const connection = await s.connection();
+    assert.equal(connection.value, 'Connected');
+    assert.notEqual(connection.heartbeat, silentHeartbeat, 'the gateway rewrote its heartbeat');
+    for (const path of PATHS) {
+      const result = await s.probeBatch(path, PROBES);
+      say(`${path}, gateway resumed: ${JSON.stringify(result.counts)} (${result.answered}/${result.sent} answered)`);
+      directOnly(result);
+    }
+  });
 });
+
+/**
+ * Probes each Service on its own, one probe after the other, until one is answered (bounded): per Service, the ms from
+ * `since` to its first answer. `each` runs between the probes.
+ */
+async function firstReplies(s: Stack, since: number, each: () => Promise<void> = async () => {}): Promise<Map<PathName, number>> {
+  const firstReply = new Map<PathName, number>();
+  await Promise.all(PATHS.map(async (path) => {
+    while (Date.now() - since < SWITCH_BOUND_MS) {
+      await each();
+      if ((await s.probeOnce(path, SWITCH_PROBE_MS)).ok) {
+        firstReply.set(path, Date.now() - since);
+        return;
+      }
+    }
+  }));
+  for (const path of PATHS) assert.ok(firstReply.has(path), `${path}: an answer within ${SWITCH_BOUND_MS} ms`);
+  return firstReply;
+}

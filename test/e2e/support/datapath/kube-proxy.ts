@@ -29,6 +29,8 @@ createServer((client) => {
 
 export interface KubeProxy {
   readonly logFile: string;
+  /** The unix socket forwarded to the API server: any namespace's processes reach the API server through it. */
+  readonly apiSocket: string;
   /** The build: false when cached. */
   readonly built: boolean;
   readonly buildSeconds: number;
@@ -122,7 +124,7 @@ export async function startKubeProxy(options: KubeProxyOptions): Promise<KubePro
     return at < 0 ? '' : ruleset.slice(at);
   };
   return {
-    logFile, built: build.built, buildSeconds: build.seconds, table,
+    logFile, apiSocket: socket, built: build.built, buildSeconds: build.seconds, table,
     logTail: () => {
       try {
         return readFileSync(logFile, 'utf8').split('\n').filter((line) => !line.includes('FLAG:')).slice(-40).join('\n');

@@ -2,8 +2,9 @@
 // cluster1, leaf cluster2) with Liqo's CRDs and the world's Liqo objects (world.ts), Liqo's own writer on the leaf,
 // the data path (topology.ts) generated from the Configurations and IPs read back from those API servers plus
 // cluster3's own, the real kube-proxy in cluster2's node namespace, two ClusterIP Services on the leaf whose
-// reflected EndpointSlices the writer stores (one per path of the product), and on demand the product itself:
-// `shortcut-webhook serve` on the leaf, registered with the shipped MutatingWebhookConfiguration.
+// reflected EndpointSlices the writer stores (one per path of the product), Liqo's connection check in the two
+// gateways of the direct network (cluster2's writes its Connection to cluster3, the heartbeat), and on demand the
+// product itself: `shortcut-webhook serve` on the leaf, registered with the shipped MutatingWebhookConfiguration.
 import { join } from 'node:path';
 import { makeCerts } from '../../../support/certs.ts';
 import { freePortOutsideEphemeralRange } from '../../../support/free-port.ts';
@@ -21,6 +22,7 @@ import { pathOf, shippedManifests } from '../objects.ts';
 import { buildControlPlane } from '../../controlplane/build.ts';
 import { buildKubeProxy, buildWireguard } from '../../datapath-tools/build.ts';
 import { buildLiqoWriter } from '../../liqo-writer/build.ts';
+import { startConncheck, type ConncheckTiming } from './conncheck.ts';
 import { startKubeProxy, type KubeProxy } from './kube-proxy.ts';
 import { DataPath, type LinkCounts } from './topology.ts';
 import {
@@ -33,6 +35,21 @@ const CONNECTION_PATH = connectionPath(SERVER_LEAF);
 /** The port the server pod echoes UDP on, and the Services' port. */
 export const ECHO_PORT = 8080;
 const SERVICE_PORT = 80;
+
+/**
+ * The direct gateway's connection check at a quarter of Liqo's defaults (ping every 2 s, Error after 5 lost,
+ * ping-update-status-interval 10 s): a PING every 500 ms, `Error` 2.5 s after the last PONG, the heartbeat rewritten
+ * every 1 to 2 s (the timestamp is stored to the second). The product's --connection-stale-after keeps the
+ * default's ratio to the heartbeat (30 s against 10 to 12 s): 5 s.
+ */
+export const CONNCHECK: ConncheckTiming = { pingMs: 500, lossThreshold: 5, updateStatusMs: 1000 };
+export const CONNECTION_STALE_AFTER_MS = 5000;
+
+/** The leaf's Connection to cluster3 as stored: its value and its heartbeat (the latency's timestamp). */
+export interface ConnectionStatus {
+  readonly value: string | undefined;
+  readonly heartbeat: string | undefined;
+}
 
 /**
  * The product's three paths, each a Service of the leaf reaching web-0 of cluster3: `fcc` reflected by a hub that
@@ -57,7 +74,7 @@ export interface ServiceInfo {
 export interface BatchResult {
   readonly sent: number;
   readonly answered: number;
-  /** WireGuard data messages per link during the batch. */
+  /** Packets each link carried during the batch (into and out of its tunnel). */
   readonly counts: LinkCounts;
 }
 
@@ -127,12 +144,20 @@ export class Stack {
         lab: path.lab, ns: path.nodeNs(CLIENT_LEAF), kubeconfig: leaf.adminKubeconfig, apiServerUrl: leaf.url,
         clusterCidr: '10.60.0.0/16', nodeName: `${CLIENT_LEAF}-node`, nodeIp: path.nodeIp(CLIENT_LEAF), admin: leaf.admin,
       });
+      // Liqo's connection check on the direct network: cluster3's gateway answers, cluster2's pings and writes.
+      const direct = path.tunnelAddresses(CLIENT_LEAF, SERVER_LEAF);
+      await startConncheck({ lab: path.lab, ns: path.gatewayNs(SERVER_LEAF, CLIENT_LEAF), address: direct.peer, peerAddress: direct.own, peer: CLIENT_LEAF, timing: CONNCHECK });
+      await startConncheck({
+        lab: path.lab, ns: path.gatewayNs(CLIENT_LEAF, SERVER_LEAF), address: direct.own, peerAddress: direct.peer, peer: SERVER_LEAF, timing: CONNCHECK,
+        writer: { path: CONNECTION_PATH, socket: kubeProxy.apiSocket, kubeconfig: leaf.adminKubeconfig },
+      });
       const certs = makeCerts(join(path.lab.dir, 'certs'));
       const canary = await startCanary(leaf.admin, makeCerts(join(path.lab.dir, 'canary-certs'), 'canary'));
       stops.push(() => canary.close());
       const stack = new Stack(hub, leaf, path, kubeProxy, writer, canary, services, certs);
       stack.timings.controlPlanesMs = controlPlanesMs;
       stack.timings.dataPathMs = dataPathMs;
+      await waitFor(async () => (await stack.connection()).heartbeat !== undefined, { ...CONVERGE, description: 'the direct gateway\'s first heartbeat' });
       for (const name of PATH_NAMES) {
         const stored = services[name].withoutProduct;
         if (stored === undefined) continue;
@@ -229,16 +254,28 @@ export class Stack {
     await this.admin.ok('POST', pathOf(configuration), configuration);
     await this.canary.configurationsSeen();
     const product = await startServer(['--port', String(port), '--tls-cert', this.certs.certFile, '--tls-key', this.certs.keyFile,
-      '--kubeconfig', this.leaf.adminKubeconfig, '--shortcuts-kubeconfig', this.hub.adminKubeconfig, '--resync-interval', '0'],
+      '--kubeconfig', this.leaf.adminKubeconfig, '--shortcuts-kubeconfig', this.hub.adminKubeconfig, '--resync-interval', '0',
+      '--connection-stale-after', `${CONNECTION_STALE_AFTER_MS / 1000}s`],
     { POD_NAMESPACE: 'shortcut-webhook', POD_NAME: 'webhook-0' });
     this.product = product;
     await waitFor(async () => (await fetch(`http://127.0.0.1:${product.opsPort}/readyz`)).status === 200, { ...CONVERGE, description: 'the webhook is ready' });
     return product;
   }
 
-  /** The leaf's Connection to cluster3, as Liqo's gateway reports the tunnel. */
-  async setTunnel(value: 'Connected' | 'Error'): Promise<void> {
-    await this.admin.ok('PATCH', `${CONNECTION_PATH}/status`, { status: { value } }, { contentType: 'application/merge-patch+json' });
+  /** The leaf's Connection to cluster3, as its gateway last wrote it. */
+  async connection(): Promise<ConnectionStatus> {
+    const object = await this.admin.get<{ status?: { value?: string; latency?: { timestamp?: string | null } } }>(CONNECTION_PATH);
+    return { value: object.status?.value, heartbeat: object.status?.latency?.timestamp ?? undefined };
+  }
+
+  /** Waits until the gateway has written the Connection `value` (its connection check: the tunnel's state). */
+  async untilConnection(value: 'Connected' | 'Error'): Promise<void> {
+    await waitFor(async () => (await this.connection()).value === value, { ...CONVERGE, intervalMs: 50, description: `the Connection to ${SERVER_LEAF} written ${value}` });
+  }
+
+  /** Freezes (SIGSTOP) or resumes (SIGCONT) cluster2's gateway for the direct network: its tunnel and its heartbeat. */
+  setDirectGateway(state: 'frozen' | 'running'): Promise<number[]> {
+    return this.path.setGateway(CLIENT_LEAF, SERVER_LEAF, state);
   }
 
   async stop(): Promise<void> {

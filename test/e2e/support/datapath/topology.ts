@@ -1,17 +1,18 @@
 // A miniature of Liqo v1.2.0's data path in network namespaces: per cluster one node (it routes, as the node and its
 // CNI would), its pods, and one gateway per peer; per peering a WireGuard tunnel (wireguard-go) between the two
 // gateways over a link of their own. The nftables tables and routes are liqo-rules.ts's, generated from the
-// cluster's Liqo objects. Packets are counted per peering: WireGuard data messages carrying a packet, in and out of
-// one of its two gateways (a table `swdp-count` of the test's own, not Liqo's).
+// cluster's Liqo objects. Packets are counted per peering: those one of its two gateways forwards into its tunnel
+// and out of it (a table `swdp-count` of the test's own, not Liqo's).
 //
 //   pod --veth-- node --veth "liqo.node"-- gateway for P --eth0 (underlay), liqo-tunnel (wireguard-go)-- gateway ...
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Writable } from 'node:stream';
+import { promisify } from 'node:util';
 import { waitFor } from '../../../support/wait-for.ts';
 import { buildWireguard } from '../../datapath-tools/build.ts';
 import {
@@ -72,6 +73,7 @@ const WG_PORT = 51820;
 /** The policy routing table of a gateway's Liqo routes (Liqo names one per Configuration). */
 const GATEWAY_TABLE = '100';
 const COUNT_TABLE = 'swdp-count';
+const run = promisify(execFile);
 
 export type LinkCounts = Record<string, number>;
 
@@ -154,6 +156,8 @@ export class DataPath {
   private readonly counted = new Map<string, string>();
   /** Per link name, the two gateways' underlay namespaces, for cutting it. */
   private readonly ends = new Map<string, readonly [string, string]>();
+  /** Gateway namespaces stopped by setGateway, with their pids. */
+  private readonly frozen = new Map<string, number[]>();
   readonly wireguardBuild: { built: boolean; seconds: number };
   private readonly wireguardBinary: string;
   private readonly started = Date.now();
@@ -325,7 +329,7 @@ export class DataPath {
     return this.lab.exec(ns, ['nft', 'list', 'ruleset']);
   }
 
-  /** WireGuard data messages so far, per link (both directions). */
+  /** Packets the peerings carried so far, per link (both directions). */
   async counts(): Promise<LinkCounts> {
     const entries = await Promise.all([...this.counted].map(async ([link, ns]) => {
       const listing = JSON.parse(await this.lab.exec(ns, ['nft', '-j', 'list', 'counters', 'table', 'inet', COUNT_TABLE])) as {
@@ -335,6 +339,32 @@ export class DataPath {
       return [link, packets] as const;
     }));
     return Object.fromEntries(entries);
+  }
+
+  /** The tunnel addresses of `cluster`'s gateway for `peer` and of the peer's gateway at the other end. */
+  tunnelAddresses(cluster: string, peer: string): { own: string; peer: string } {
+    const gateway = this.gateway(cluster, peer);
+    return { own: gateway.mode === 'server' ? SERVER_INTERFACE_IP : CLIENT_INTERFACE_IP, peer: tunnelPeer(gateway.mode) };
+  }
+
+  /**
+   * Stops (SIGSTOP) or resumes (SIGCONT) every process of `cluster`'s gateway for `peer`, as a gateway pod that hangs
+   * and comes back: its tunnel and whatever else runs there (the connection check) at once. Returns the pids.
+   */
+  async setGateway(cluster: string, peer: string, state: 'frozen' | 'running'): Promise<number[]> {
+    const { ns } = this.gateway(cluster, peer);
+    const pids = (await run('ip', ['netns', 'pids', ns])).stdout.split('\n').map(Number).filter((pid) => pid > 0);
+    if (pids.length === 0) throw new Error(`no process in ${ns}`);
+    for (const pid of pids) process.kill(pid, state === 'frozen' ? 'SIGSTOP' : 'SIGCONT');
+    if (state === 'frozen') this.frozen.set(ns, pids);
+    else this.frozen.delete(ns);
+    return pids;
+  }
+
+  private gateway(cluster: string, peer: string): Gateway {
+    const found = this.gateways.find((gateway) => gateway.cluster.id === cluster && gateway.peer === peer);
+    if (found === undefined) throw new Error(`${cluster} has no gateway for ${peer}`);
+    return found;
   }
 
   /** Cuts or restores a peering's underlay (both gateways' eth0): its tunnel carries nothing while cut. */
@@ -409,30 +439,36 @@ export class DataPath {
   }
 
   async destroy(): Promise<void> {
+    // A stopped process keeps a SIGTERM pending: resumed, the gateways stop at once instead of at the SIGKILL.
+    for (const pids of this.frozen.values()) {
+      for (const pid of pids) {
+        try {
+          process.kill(pid, 'SIGCONT');
+        } catch {
+          // Gone already.
+        }
+      }
+    }
+    this.frozen.clear();
     await this.lab.destroy();
   }
 }
 
 /**
- * The test's own counters: WireGuard data messages (type 4, the first byte of the UDP payload) that carry a packet,
- * in and out. A keepalive is a data message with nothing inside (16 bytes of header, 16 of tag: a UDP length of 40);
- * wireguard-go sends one 10 s after it last received data if it sent nothing since, and it would count as a packet
- * on the link at whatever moment that timer fires.
+ * The test's own counters: the packets a gateway forwards into its tunnel and out of it, that is the cluster's
+ * traffic the peering carries, in and out. Counted on the tunnel interface in the forward hook rather than as
+ * WireGuard messages on the underlay: the gateway's own packets on its tunnel (Liqo's connection check, PINGs and
+ * PONGs every ping interval, conncheck.ts) and wireguard-go's keepalives cross the same underlay in the same kind of
+ * message, which nothing outside the tunnel tells apart, and neither is forwarded.
  */
 function countTable(): string {
-  const data = `udp dport ${WG_PORT} @th,64,8 4 udp length > 40`;
-  const dataFrom = `udp sport ${WG_PORT} @th,64,8 4 udp length > 40`;
   return [
     `table inet ${COUNT_TABLE} {`,
     '  counter in {}',
     '  counter out {}',
-    '  chain input { type filter hook input priority 0; policy accept;',
-    `    ${data} counter name "in"`,
-    `    ${dataFrom} counter name "in"`,
-    '  }',
-    '  chain output { type filter hook output priority 0; policy accept;',
-    `    ${data} counter name "out"`,
-    `    ${dataFrom} counter name "out"`,
+    '  chain forward { type filter hook forward priority 0; policy accept;',
+    `    iifname "${TUNNEL_INTERFACE}" counter name "in"`,
+    `    oifname "${TUNNEL_INTERFACE}" counter name "out"`,
     '  }',
     '}',
   ].join('\n');
