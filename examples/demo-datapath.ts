@@ -6,10 +6,12 @@
 // test/e2e/datapath.test.ts. A client pod of cluster2 probes three ClusterIP Services whose endpoint is web-0 of
 // cluster3: `web-fcc` reflected by a hub that sends hub-view addresses, `web-stock` by a stock Liqo hub, `web-direct`
 // by a hub using Liqo's own direct connections (alone, Liqo's writer stores no slice for it). Each probe
-// is listed with the links its WireGuard packets crossed; then the product starts, then the direct link dies and
-// comes back. Everything it creates goes when it ends (network namespaces named swdp-*).
+// is listed with the links its packets crossed; then the product starts, then the direct link dies and comes back
+// (cluster2's gateway, running Liqo's connection check, writes its Connection Error and Connected), then that gateway
+// freezes (SIGSTOP: its tunnel and its heartbeat stop together, the Connection still reads Connected) and resumes.
+// Everything it creates goes when it ends (network namespaces named swdp-*).
 import { dataPathUnavailable } from '../test/e2e/support/datapath/netns.ts';
-import { LINKS, PATH_NAMES, Stack } from '../test/e2e/support/datapath/stack.ts';
+import { CONNECTION_STALE_AFTER_MS, LINKS, PATH_NAMES, Stack, type PathName } from '../test/e2e/support/datapath/stack.ts';
 
 const PROBES_PER_SERVICE = 3;
 const PATHS = PATH_NAMES;
@@ -41,6 +43,29 @@ async function round(title: string): Promise<void> {
   }
 }
 
+/** The leaf's Connection to cluster3 as stored, and the age of its heartbeat. */
+async function connectionLine(): Promise<string> {
+  const { value, heartbeat } = await stack.connection();
+  const age = heartbeat === undefined ? '' : ` (${((Date.now() - Date.parse(heartbeat)) / 1000).toFixed(1)} s ago, to the second)`;
+  return `cluster2's Connection to cluster3: ${value ?? '(no value)'}, heartbeat ${heartbeat ?? '(none)'}${age}`;
+}
+
+/** Per Service, probed side by side: the ms from `since` to its first answer, or why none came within a minute. */
+async function firstReplies(since: number, between: () => Promise<void>): Promise<Map<PathName, string>> {
+  const replies = new Map<PathName, string>();
+  await Promise.all(PATHS.map(async (path) => {
+    while (Date.now() - since < 60_000) {
+      await between();
+      if ((await stack.probeOnce(path, 200)).ok) {
+        replies.set(path, `${Date.now() - since} ms`);
+        return;
+      }
+    }
+    replies.set(path, 'no answer within a minute');
+  }));
+  return replies;
+}
+
 try {
   console.log(`
   client pod 10.60.0.10 --- cluster2 --[${shortLink[LINKS.clientHub]}]--> hub cluster1 --[${shortLink[LINKS.hubServer]}]--> cluster3 --- web-0 10.60.0.151
@@ -52,16 +77,41 @@ try {
   await round('with shortcut-webhook on cluster2: the slices rewritten to the direct network, kube-proxy following');
 
   await stack.path.setLink(LINKS.direct, 'down');
+  const cut = Date.now();
+  await stack.untilConnection('Error');
   const error = Date.now();
-  await stack.setTunnel('Error');
+  console.log(`\nthe direct link is cut: cluster2's gateway, its PINGs to cluster3's unanswered, wrote its Connection Error ${error - cut} ms later`);
   for (const path of PATHS) await stack.untilServed(path, stack.services[path].throughHub);
-  console.log(`\nthe direct link is cut and cluster2's Connection to cluster3 goes Error: the controller sent the three Services through the hub, kube-proxy followed, ${Date.now() - error} ms`);
+  console.log(`the controller sent the three Services through the hub, kube-proxy followed, ${Date.now() - error} ms after the Error`);
   await round('direct link down: back through the hub');
 
   await stack.path.setLink(LINKS.direct, 'up');
-  await stack.setTunnel('Connected');
+  await stack.untilConnection('Connected');
   for (const path of PATHS) await stack.untilServed(path, '10.61.0.151');
   await round('the link is back: direct again');
+
+  console.log(`\n${await connectionLine()}`);
+  const pids = await stack.setDirectGateway('frozen');
+  const frozen = Date.now();
+  console.log(`cluster2's gateway for the direct network frozen (SIGSTOP to ${pids.length} processes: wireguard-go and the connection check), `
+    + `the product's --connection-stale-after is ${CONNECTION_STALE_AFTER_MS / 1000} s`);
+  const values = new Set<string>();
+  const toHub = await firstReplies(frozen, async () => {
+    values.add((await stack.connection()).value ?? '(no value)');
+  });
+  for (const path of PATHS) console.log(`  ${stack.services[path].name}: first reply through the hub ${toHub.get(path)} after the freeze`);
+  console.log(`the Connection read ${[...values].join(', ')} all along; ${await connectionLine()}`);
+  await round('the direct gateway frozen: its Connection still Connected, its heartbeat stale, through the hub');
+
+  await stack.setDirectGateway('running');
+  const resumed = Date.now();
+  console.log('\nthe gateway resumed (SIGCONT): its tunnel and its heartbeat at once');
+  await Promise.all(PATHS.map(async (path) => {
+    await stack.untilServed(path, '10.61.0.151');
+    console.log(`  ${stack.services[path].name}: direct again (stored, and in kube-proxy) ${Date.now() - resumed} ms after the resume`);
+  }));
+  console.log(await connectionLine());
+  await round('the gateway is back: direct again');
 } finally {
   await stack.stop();
   console.log(`\ndone in ${elapsed()}; every namespace, link and process of the demo removed`);
