@@ -11,7 +11,7 @@
 // freezes (SIGSTOP: its tunnel and its heartbeat stop together, the Connection still reads Connected) and resumes.
 // Everything it creates goes when it ends (network namespaces named swdp-*).
 import { dataPathUnavailable } from '../test/e2e/support/datapath/netns.ts';
-import { CONNECTION_STALE_AFTER_MS, LINKS, PATH_NAMES, Stack, type PathName } from '../test/e2e/support/datapath/stack.ts';
+import { CONNECTION_STALE_AFTER_MS, LINKS, PATH_NAMES, Stack } from '../test/e2e/support/datapath/stack.ts';
 
 const PROBES_PER_SERVICE = 3;
 const PATHS = PATH_NAMES;
@@ -50,22 +50,6 @@ async function connectionLine(): Promise<string> {
   return `cluster2's Connection to cluster3: ${value ?? '(no value)'}, heartbeat ${heartbeat ?? '(none)'}${age}`;
 }
 
-/** Per Service, probed side by side: the ms from `since` to its first answer, or why none came within a minute. */
-async function firstReplies(since: number, between: () => Promise<void>): Promise<Map<PathName, string>> {
-  const replies = new Map<PathName, string>();
-  await Promise.all(PATHS.map(async (path) => {
-    while (Date.now() - since < 60_000) {
-      await between();
-      if ((await stack.probeOnce(path, 200)).ok) {
-        replies.set(path, `${Date.now() - since} ms`);
-        return;
-      }
-    }
-    replies.set(path, 'no answer within a minute');
-  }));
-  return replies;
-}
-
 try {
   console.log(`
   client pod 10.60.0.10 --- cluster2 --[${shortLink[LINKS.clientHub]}]--> hub cluster1 --[${shortLink[LINKS.hubServer]}]--> cluster3 --- web-0 10.60.0.151
@@ -96,10 +80,15 @@ try {
   console.log(`cluster2's gateway for the direct network frozen (SIGSTOP to ${pids.length} processes: wireguard-go and the connection check), `
     + `the product's --connection-stale-after is ${CONNECTION_STALE_AFTER_MS / 1000} s`);
   const values = new Set<string>();
-  const toHub = await firstReplies(frozen, async () => {
-    values.add((await stack.connection()).value ?? '(no value)');
+  const toHub = await stack.firstReplies(frozen, {
+    boundMs: 60_000, probeMs: 200, between: async () => {
+      values.add((await stack.connection()).value ?? '(no value)');
+    },
   });
-  for (const path of PATHS) console.log(`  ${stack.services[path].name}: first reply through the hub ${toHub.get(path)} after the freeze`);
+  for (const path of PATHS) {
+    const ms = toHub.get(path);
+    console.log(`  ${stack.services[path].name}: ${ms === undefined ? 'no reply within a minute' : `first reply through the hub ${ms} ms`} after the freeze`);
+  }
   console.log(`the Connection read ${[...values].join(', ')} all along; ${await connectionLine()}`);
   await round('the direct gateway frozen: its Connection still Connected, its heartbeat stale, through the hub');
 

@@ -190,21 +190,9 @@ describe('traffic takes the shortcut: a ClusterIP through the real kube-proxy an
   });
 });
 
-/**
- * Probes each Service on its own, one probe after the other, until one is answered (bounded): per Service, the ms from
- * `since` to its first answer. `each` runs between the probes.
- */
-async function firstReplies(s: Stack, since: number, each: () => Promise<void> = async () => {}): Promise<Map<PathName, number>> {
-  const firstReply = new Map<PathName, number>();
-  await Promise.all(PATHS.map(async (path) => {
-    while (Date.now() - since < SWITCH_BOUND_MS) {
-      await each();
-      if ((await s.probeOnce(path, SWITCH_PROBE_MS)).ok) {
-        firstReply.set(path, Date.now() - since);
-        return;
-      }
-    }
-  }));
+/** Stack.firstReplies within the switch bound, each Service answered. */
+async function firstReplies(s: Stack, since: number, between?: () => Promise<void>): Promise<Map<PathName, number>> {
+  const firstReply = await s.firstReplies(since, { boundMs: SWITCH_BOUND_MS, probeMs: SWITCH_PROBE_MS, ...(between === undefined ? {} : { between }) });
   for (const path of PATHS) assert.ok(firstReply.has(path), `${path}: an answer within ${SWITCH_BOUND_MS} ms`);
   return firstReply;
 }

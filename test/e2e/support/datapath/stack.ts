@@ -230,6 +230,25 @@ export class Stack {
     return this.path.probeOnce({ cluster: CLIENT_LEAF, pod: CLIENT_POD.name }, { host: this.services[name].clusterIP, port: SERVICE_PORT }, timeoutMs);
   }
 
+  /**
+   * Probes each Service on its own, side by side, one probe after the other until one is answered or `boundMs` has
+   * passed since `since`: per Service, the ms from `since` to its first answer (none: no entry). `between` runs before
+   * each probe (what a caller reads while the path switches).
+   */
+  async firstReplies(since: number, options: { boundMs: number; probeMs: number; between?: () => Promise<void> }): Promise<Map<PathName, number>> {
+    const replies = new Map<PathName, number>();
+    await Promise.all(PATH_NAMES.map(async (name) => {
+      while (Date.now() - since < options.boundMs) {
+        await options.between?.();
+        if ((await this.probeOnce(name, options.probeMs)).ok) {
+          replies.set(name, Date.now() - since);
+          return;
+        }
+      }
+    }));
+    return replies;
+  }
+
   /** One probe, with the links it crossed. */
   probe(name: PathName, timeoutMs = 1000) {
     return this.path.probe({ cluster: CLIENT_LEAF, pod: CLIENT_POD.name }, { host: this.services[name].clusterIP, port: SERVICE_PORT }, timeoutMs);
