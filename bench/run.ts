@@ -70,7 +70,7 @@ interface FailoverResult { readonly endpoints: number; readonly runs: readonly F
 interface HeartbeatResult {
   readonly seconds: number; readonly intervalSeconds: number; readonly staleAfterSeconds: number; readonly slices: number;
   readonly heartbeats: number; readonly heartbeatsFailed: number; readonly maxWriteGapSeconds: number; readonly maxSeenGapSeconds: number;
-  readonly applies: number; readonly appliesPerSecond: number; readonly churns: number; readonly burnerCpuSeconds: number; readonly loadAverageMax: number;
+  readonly applies: number; readonly appliesFailed: number; readonly appliesPerSecond: number; readonly churns: number; readonly burnerCpuSeconds: number; readonly loadAverageMax: number;
   readonly versionsChecked: number; readonly metricsSamples: number; readonly heartbeatTimerLate: number;
   readonly falseFailovers: number; readonly otherSigns: number; readonly versionsOnHub: number; readonly samplesOffDirect: number;
   readonly staleLogLines: number; readonly directNetworkLostLogLines: number; readonly addressesRestored: number; readonly violations: number;
@@ -350,7 +350,7 @@ if (wanted('heartbeat')) {
     ['heartbeat', `  under ${n(h.appliesPerSecond, 1)} Liqo-style applies/s of ${h.slices} reflected slices through the webhook, ${h.churns} Service churns, a busy core (${n(h.burnerCpuSeconds)} s CPU; load average up to ${n(h.loadAverageMax, 2)})`, ''],
     ['heartbeat', 'heartbeats written (refused) / longest silence between two: as written / as a watch saw them',
       `${n(h.heartbeats)} (${h.heartbeatsFailed}) / ${n(h.maxWriteGapSeconds, 2)} s / ${n(h.maxSeenGapSeconds, 2)} s`],
-    ['heartbeat', 'applies / stored versions checked / metrics samples', `${n(h.applies)} / ${n(h.versionsChecked)} / ${n(h.metricsSamples)}`],
+    ['heartbeat', 'applies (refused) / stored versions checked / metrics samples', `${n(h.applies)} (${h.appliesFailed}) / ${n(h.versionsChecked)} / ${n(h.metricsSamples)}`],
     ['heartbeat', `  versions on the hub path ${h.versionsOnHub}, peer_path off direct ${h.samplesOffDirect}, addresses restored ${h.addressesRestored}, connection-stale / DirectNetworkLost in the log ${h.staleLogLines} / ${h.directNetworkLostLogLines}, violations ${h.violations}; heartbeat timer late ${h.heartbeatTimerLate}`, ''],
     ['heartbeat', 'false failovers (failover_seconds{direction="to-hub"})', `${h.falseFailovers}`],
     ['heartbeat', 'control: heartbeats stopped, the last slice on the hub path after / the pass that moved them',
