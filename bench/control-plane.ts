@@ -82,6 +82,16 @@ export interface Product {
   readonly nodeOptions: string;
 }
 
+export interface ProductOptions {
+  /** The msg of the log records to keep in `Product.records`. */
+  readonly keep: readonly string[];
+  readonly controller: boolean;
+  /** More flags for `serve`, after the bench's own. */
+  readonly args?: readonly string[];
+  /** Called with every line the product logs, as it comes. */
+  readonly onLine?: (line: string) => void;
+}
+
 export interface Bench {
   readonly cp: ControlPlane;
   readonly admin: KubeClient;
@@ -89,7 +99,7 @@ export interface Bench {
   /** Where the webhooks listen and are registered (`https://<host>:<port>/...`). */
   readonly webhook: WebhookHost;
   /** Builds the image's bundle and starts `serve` against this API server (admin credentials; RBAC is not measured). */
-  startProduct(options: { readonly keep: readonly string[]; readonly controller: boolean }): Promise<Product>;
+  startProduct(options: ProductOptions): Promise<Product>;
   /** A MutatingWebhookConfiguration as shipped, calling `url`, for the reflected slices labelled `bench.liqo.io/path=<path>`. */
   register(name: string, url: string, path?: string): Promise<void>;
   /** Deletes a configuration `register` made; resolves once the API server no longer calls it. */
@@ -141,7 +151,7 @@ export async function startBench(): Promise<Bench> {
     throw error;
   }
 
-  const startProduct: Bench['startProduct'] = async ({ keep, controller }) => {
+  const startProduct: Bench['startProduct'] = async ({ keep, controller, args = [], onLine }) => {
     mkdirSync(bundleDir, { recursive: true });
     const bundle = join(bundleDir, 'shortcut-webhook.mjs');
     const built = buildImageBundle(bundle);
@@ -154,7 +164,7 @@ export async function startBench(): Promise<Bench> {
     const logFile = process.env.BENCH_PRODUCT_LOG;
     const child = spawn(process.execPath, [...nodeFlags, ...extraFlags, bundle, 'serve', '--host', webhook.host, '--port', String(port),
       '--ops-port', String(opsPort), '--tls-cert', certs.certFile, '--tls-key', certs.keyFile, '--kubeconfig', cp.adminKubeconfig,
-      '--resync-interval', '0', ...(controller ? [] : ['--no-controller'])], {
+      '--resync-interval', '0', ...(controller ? [] : ['--no-controller']), ...args], {
       cwd: root, stdio: ['ignore', 'pipe', 'pipe'],
       env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', NODE_OPTIONS: nodeOptions, POD_NAMESPACE: 'shortcut-webhook', POD_NAME: 'bench-0' },
     });
@@ -170,6 +180,7 @@ export async function startBench(): Promise<Bench> {
       for (const line of lines) {
         tail.push(line);
         if (tail.length > 20) tail.shift();
+        onLine?.(line);
         if (!keep.some((msg) => line.includes(`"msg":"${msg}"`))) continue;
         records.push(JSON.parse(line) as Record<string, unknown>);
       }

@@ -10,79 +10,27 @@
 // originals without the flag), no flag left on a slice on the hub path. Any of these fails the section. Prints one
 // JSON line.
 import { FCC_PATH, rawClient, startBench } from './control-plane.ts';
-import { sliceObject } from '../test/support/builders.ts';
+import { createNamespaces, createSlices, ENDPOINTS, watchSlices, type Path } from './reflected-slices.ts';
 import { waitFor } from '../test/support/wait-for.ts';
 import { progress, round, sized } from './stats.ts';
 
 const COUNTS = (process.env.BENCH_FAILOVER_SLICES ?? (sized(0, 1) === 1 ? '20,40' : '2000,20000')).split(',').map(Number);
-const ENDPOINTS = 20;
-const NAMESPACES = 20;
 const IN_FLIGHT = 8;
-const FLAG = 'liqo.io/shortcut-addresses';
-const ORIGINALS = 'liqo.io/shortcut-original-addresses';
 const CONNECTION = '/apis/networking.liqo.io/v1beta1/namespaces/liqo-tenant-cluster3/connections/cluster3/status';
-const SELECTOR = 'endpointslice.kubernetes.io/managed-by=endpointslice.reflection.liqo.io';
 const TIMEOUT = { timeoutMs: 30 * 60_000, intervalMs: 20 } as const;
-
-type Path = 'shortcut' | 'hub';
-interface Slice { metadata?: { name?: string; namespace?: string; annotations?: Record<string, string> }; endpoints?: { addresses?: string[] }[] }
-
-/** Endpoint k of slice i: an address of its own (modulo 2^16), in the shortcut's source for even k, hub-only for odd k. */
-const hubAddress = (i: number, k: number) => {
-  const index = i * ENDPOINTS + k;
-  return `${k % 2 === 0 ? '10.63' : '10.200'}.${(index >> 8) & 255}.${index & 255}`;
-};
-
-/** Which path a stored slice is on, or what is wrong with it. */
-function pathOf(slice: Slice): Path | string {
-  const addresses = (slice.endpoints ?? []).map((endpoint) => endpoint.addresses?.[0] ?? '');
-  const inShortcut = addresses.filter((address, k) => k % 2 === 0 && address.startsWith('10.61.')).length;
-  const onHub = addresses.filter((address, k) => k % 2 === 0 && address.startsWith('10.63.')).length;
-  const annotations = slice.metadata?.annotations ?? {};
-  const flag = annotations[FLAG];
-  const originals = annotations[ORIGINALS];
-  if (inShortcut + onHub !== ENDPOINTS / 2) return `an address in neither space: ${addresses.join(',')}`;
-  if (inShortcut > 0 && onHub > 0) return `half-written: ${inShortcut} addresses on the shortcut, ${onHub} on the hub path`;
-  if ((flag === undefined) !== (originals === undefined)) return `flag ${flag === undefined ? 'absent' : 'present'}, originals ${originals === undefined ? 'absent' : 'present'}`;
-  if (onHub > 0) return flag === undefined ? 'hub' : `a flag left on a slice on the hub path: ${flag}`;
-  const map = JSON.parse(originals ?? '{}') as Record<string, string>;
-  const unmapped = addresses.filter((address, k) => k % 2 === 0 && map[address] !== address.replace(/^10\.61\./, '10.63.'));
-  if (unmapped.length > 0) return `originals do not name the hub address of ${unmapped.join(',')}`;
-  return 'shortcut';
-}
 
 const bench = await startBench();
 let stopWatch: (() => void) | undefined;
 try {
   const product = await bench.startProduct({ keep: ['reconcile pass done'], controller: true });
   await bench.register('shortcut-webhook', `https://${bench.webhook.host}:${product.port}/mutate/endpointslices`);
-  for (let n = 0; n < NAMESPACES; n++) {
-    await bench.admin.ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: `ns-${n}` } });
-  }
+  await createNamespaces(bench.admin);
   const client = rawClient(bench.cp, IN_FLIGHT);
 
   // Every stored version the watch sees, checked; the path of each slice as last seen.
-  const paths = new Map<string, Path>();
-  const counts: Record<Path, number> = { shortcut: 0, hub: 0 };
-  const violations: string[] = [];
-  let events = 0;
-  const list = await bench.admin.get<{ metadata: { resourceVersion: string } }>(`/apis/discovery.k8s.io/v1/endpointslices?labelSelector=${SELECTOR}`);
-  const watch = await bench.admin.watch(`/apis/discovery.k8s.io/v1/endpointslices?labelSelector=${SELECTOR}`, list.metadata.resourceVersion, (event) => {
-    if (event.type !== 'ADDED' && event.type !== 'MODIFIED') return;
-    events++;
-    const slice = event.object as Slice;
-    const key = `${slice.metadata?.namespace}/${slice.metadata?.name}`;
-    const path = pathOf(slice);
-    if (path !== 'shortcut' && path !== 'hub') {
-      if (violations.length < 20) violations.push(`${key}: ${path}`);
-      return;
-    }
-    const before = paths.get(key);
-    if (before !== undefined) counts[before]--;
-    paths.set(key, path);
-    counts[path]++;
-  });
-  stopWatch = watch.stop;
+  const slices = await watchSlices(bench.admin);
+  const { counts, violations } = slices;
+  stopWatch = slices.stop;
 
   const setConnection = (value: 'Connected' | 'Error') =>
     bench.admin.ok('PATCH', CONNECTION, { status: { value } }, { contentType: 'application/merge-patch+json' });
@@ -101,17 +49,7 @@ try {
   let created = 0;
   for (const total of COUNTS) {
     progress(`failover: storing slices ${created} to ${total - 1} through the webhook`);
-    let next = created;
-    await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
-      while (next < total) {
-        const i = next++;
-        const addresses = Array.from({ length: ENDPOINTS }, (_, k) => [hubAddress(i, k)]);
-        const slice = sliceObject({ name: `web-${i}`, namespace: `ns-${i % NAMESPACES}`, destination: 'cluster2', addresses });
-        delete (slice.metadata as Record<string, unknown>).resourceVersion;
-        const answer = await client.send('POST', `/apis/discovery.k8s.io/v1/namespaces/ns-${i % NAMESPACES}/endpointslices`, JSON.stringify(slice), 'application/json');
-        if (answer.status >= 300) throw new Error(`create web-${i}: HTTP ${answer.status}: ${answer.text.slice(0, 500)}`);
-      }
-    }));
+    await createSlices(client, created, total, IN_FLIGHT);
     created = total;
     await waitFor(() => counts.shortcut === total, { ...TIMEOUT, description: `all ${total} slices stored on the shortcut` });
     progress(`failover: ${total} slices, the Connection goes Error`);
@@ -124,7 +62,7 @@ try {
   }
   client.close();
   const fccs = await bench.admin.get<{ items: unknown[] }>(FCC_PATH);
-  console.log(JSON.stringify({ endpoints: ENDPOINTS, fccs: fccs.items.length, runs: rows, versionsChecked: events, violations: violations.length }));
+  console.log(JSON.stringify({ endpoints: ENDPOINTS, fccs: fccs.items.length, runs: rows, versionsChecked: slices.versions(), violations: violations.length }));
 } finally {
   stopWatch?.();
   await bench.close();

@@ -6,7 +6,8 @@
 // stored slices), and on the e2e suite's real
 // kube-apiserver (`npm run build:controlplane` builds it once): writepath.ts (the latency a webhook adds to a write)
 // and scale.ts (memory and convergence with 20,000 stored slices; BENCH_SCALE_SLICES=N for fewer: creating 20,000
-// slices takes minutes on 2 cores), failover.ts (a Connection down and up, to the last of 2,000 and 20,000 slices). See docs/performance.md for what each number means.
+// slices takes minutes on 2 cores), failover.ts (a Connection down and up, to the last of 2,000 and 20,000 slices), heartbeat.ts (no false failover in
+// 10 minutes of a Connection's heartbeats on time under load, and the failover when they stop). See docs/performance.md for what each number means.
 //   npm run bench                      every section
 //   npm run bench -- startup admission only these (the table and results.json hold only them)
 // BENCH_TINY=1 runs each section at a tiny size (the test suite does, to see that each runs; its figures mean
@@ -66,6 +67,15 @@ interface StatusRun { readonly slices: number; readonly seconds: number; readonl
 interface StatusResult { readonly endpoints: number; readonly oldSpaceMB: number; readonly small: StatusRun; readonly large: StatusRun; readonly capped: StatusRun }
 interface FailoverRun { readonly slices: number; readonly downSeconds: number; readonly downPerSecond: number; readonly upSeconds: number; readonly upPerSecond: number }
 interface FailoverResult { readonly endpoints: number; readonly runs: readonly FailoverRun[]; readonly versionsChecked: number; readonly violations: number }
+interface HeartbeatResult {
+  readonly seconds: number; readonly intervalSeconds: number; readonly staleAfterSeconds: number; readonly slices: number;
+  readonly heartbeats: number; readonly heartbeatsFailed: number; readonly maxWriteGapSeconds: number; readonly maxSeenGapSeconds: number;
+  readonly applies: number; readonly appliesFailed: number; readonly appliesPerSecond: number; readonly churns: number; readonly burnerCpuSeconds: number; readonly loadAverageMax: number;
+  readonly versionsChecked: number; readonly metricsSamples: number; readonly heartbeatTimerLate: number;
+  readonly falseFailovers: number; readonly otherSigns: number; readonly versionsOnHub: number; readonly samplesOffDirect: number;
+  readonly staleLogLines: number; readonly directNetworkLostLogLines: number; readonly addressesRestored: number; readonly violations: number;
+  readonly control: { readonly tookSeconds: number; readonly passSeconds: number; readonly slackSeconds: number; readonly reason: string; readonly inBound: boolean };
+}
 interface OfflineRun { readonly seconds: number; readonly rssMB: number }
 interface OfflineResult {
   readonly inputMB: number; readonly jsonMB: number; readonly jsonSlices: number; readonly slices: number; readonly yaml: OfflineRun; readonly json: OfflineRun;
@@ -328,6 +338,27 @@ if (wanted('failover')) {
     ...f.runs.map((r): [string, string, string] => ['failover', `  ${n(r.slices)} slices: Error to the last on the hub path / Connected to the last on the shortcut`,
       `${n(r.downSeconds, 2)} s (${n(r.downPerSecond)}/s) / ${n(r.upSeconds, 2)} s (${n(r.upPerSecond)}/s)`]),
     ['failover', `  every stored version in between checked by a watch (${n(f.versionsChecked)}): none half-written, no flag without its originals`, `${f.violations} violations`],
+  );
+}
+
+if (wanted('heartbeat')) {
+  progress('section heartbeat (the real kube-apiserver; BENCH_HEARTBEAT_SECONDS, 10 minutes by default)');
+  const h = await runSection<HeartbeatResult>('heartbeat.ts');
+  results['heartbeat'] = h;
+  rows.push(
+    ['heartbeat', `${n(h.seconds)} s of a Connection's heartbeat every ${n(h.intervalSeconds)} s as Liqo's gateway writes it, --connection-stale-after ${n(h.staleAfterSeconds)} s`, ''],
+    ['heartbeat', `  under ${n(h.appliesPerSecond, 1)} Liqo-style applies/s of ${h.slices} reflected slices through the webhook, ${h.churns} Service churns, a busy core (${n(h.burnerCpuSeconds)} s CPU; load average up to ${n(h.loadAverageMax, 2)})`, ''],
+    ['heartbeat', 'heartbeats written (refused) / longest silence between two: as written / as a watch saw them',
+      `${n(h.heartbeats)} (${h.heartbeatsFailed}) / ${n(h.maxWriteGapSeconds, 2)} s / ${n(h.maxSeenGapSeconds, 2)} s`],
+    ['heartbeat', 'applies (refused) / stored versions checked / metrics samples', `${n(h.applies)} (${h.appliesFailed}) / ${n(h.versionsChecked)} / ${n(h.metricsSamples)}`],
+    ['heartbeat', `  versions on the hub path ${h.versionsOnHub}, peer_path off direct ${h.samplesOffDirect}, addresses restored ${h.addressesRestored}, connection-stale / DirectNetworkLost in the log ${h.staleLogLines} / ${h.directNetworkLostLogLines}, violations ${h.violations}; heartbeat timer late ${h.heartbeatTimerLate}`, ''],
+    ['heartbeat', 'false failovers (failover_seconds{direction="to-hub"})', `${h.falseFailovers}`],
+    ['heartbeat', 'control: heartbeats stopped, the last slice on the hub path after / the pass that moved them',
+      `${n(h.control.tookSeconds, 2)} s / ${n(h.control.passSeconds, 2)} s (${h.control.reason})`],
+  );
+  targets.push(
+    [h.falseFailovers === 0 && h.otherSigns === 0, `heartbeat: ${h.falseFailovers} false failovers and ${h.otherSigns} other signs of one in ${n(h.seconds)} s of on-time heartbeats under load == 0`],
+    [h.control.inBound, `heartbeat control: moved ${n(h.control.tookSeconds, 2)} s after the last heartbeat, within ${n(h.staleAfterSeconds)} s bound + ${n(h.control.passSeconds, 2)} s pass + ${n(h.control.slackSeconds)} s, not before the bound, as connection-stale`],
   );
 }
 
