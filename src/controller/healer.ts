@@ -118,6 +118,8 @@ export class Healer {
         return { items: [], resourceVersion: page.resourceVersion };
       },
       watchPath: group === '' ? `/api/${version}/${plural}` : `/apis/${group}/${version}/${plural}`,
+      // Every stored version of every reflected object comes through here: the lean client's stream, one parse each.
+      openWatch: this.options.api.watch,
       labelSelector,
       keep: () => undefined,
       onChange: () => {},

@@ -1,11 +1,12 @@
 // The controller's requests over the lean client (kube/lean-client.ts): a list page parsed once, an object read and
-// parsed, a JSON Patch whose answer is drained unread (the pass needs only to know it was stored). client-node stays
-// where its machinery is worth it: the view's list-watch (watch streams, reconnects), the Lease (leader election) and
-// discovery, none of them on a path that scales with the number of slices.
+// parsed, a JSON Patch whose answer is drained unread (the pass needs only to know it was stored), and the healing
+// watch's streams, each event parsed once. client-node stays where its machinery is worth it: the view's list-watch,
+// the Lease (leader election) and discovery, none of them on a path that scales with the writes to slices.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { PatchOperation } from '../admission/patch.ts';
 import { FIELD_MANAGER, readListPage } from '../kube/client.ts';
 import { LeanKubeClient } from '../kube/lean-client.ts';
+import { watchUrl } from '../view/list-watch.ts';
 import type { StoredKind, StoredObjects } from './stored-objects.ts';
 
 function kindPath({ group, version }: StoredKind): string {
@@ -33,6 +34,7 @@ export function leanStoredObjects(config: KubeConfig, options: { readonly userAg
         body: { contentType: 'application/json-patch+json', text: JSON.stringify(patch) },
       });
     },
+    watch: (path, query, onEvent, done) => client.watch(watchUrl(path, query), onEvent, done),
     close: () => client.close(),
   };
 }

@@ -96,6 +96,19 @@ function readBody(response: Readable, limit: number): Promise<string> {
   });
 }
 
+/** One line of a watch stream: `{"type": ..., "object": ...}`; undefined for a blank line or one that is not an event. */
+function parseEvent(line: string): { readonly type: string; readonly object: unknown } | undefined {
+  if (line.trim() === '') return undefined;
+  let event: unknown;
+  try {
+    event = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof event !== 'object' || event === null || !('type' in event) || typeof event.type !== 'string') return undefined;
+  return { type: event.type, object: 'object' in event ? event.object : undefined };
+}
+
 function isHeaderRecord(headers: RequestOptions['headers']): headers is OutgoingHttpHeaders {
   return headers !== undefined && !Array.isArray(headers);
 }
@@ -147,15 +160,62 @@ export class LeanKubeClient {
     return JSON.parse(await readBody(answer, Number.POSITIVE_INFINITY));
   }
 
+  /**
+   * A watch stream (`path` with its query, `watch=true` among it): each line parsed once and handed to `onEvent` as
+   * the server sent it, `done` called once when the stream ends (null), fails, is refused (a KubeRequestError) or is
+   * aborted. client-node's Watch costs the healing watch a node-fetch body, a PassThrough and a readline interface
+   * per stream, and their events per chunk, on every stored version of every reflected object. No socket timeout:
+   * the owner's watchdog (list-watch.ts) ends a stream silent past the timeout it asked of the server.
+   */
+  async watch(path: string, onEvent: (type: string, object: unknown) => void, done: (error: unknown) => void): Promise<AbortController> {
+    const controller = new AbortController();
+    let finished = false;
+    const finish = (error: unknown) => {
+      if (finished) return;
+      finished = true;
+      controller.abort();
+      done(error);
+    };
+    try {
+      const answer = await this.exchange({ method: 'GET', path, read: 'json' }, { signal: controller.signal, timeoutMs: 0 });
+      const status = answer.statusCode ?? 0;
+      this.observe(status);
+      if (status !== 200) {
+        const { message, reason } = statusMessage(status, await readBody(answer, ERROR_BODY_LIMIT));
+        throw new KubeRequestError(status, message, headerText(answer.headers['retry-after']), reason);
+      }
+      let pending = '';
+      answer.setEncoding('utf8');
+      answer.on('data', (chunk: string) => {
+        const text = pending + chunk;
+        let start = 0;
+        for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', start)) {
+          const line = text.slice(start, end);
+          start = end + 1;
+          if (finished) return;
+          const event = parseEvent(line);
+          if (event !== undefined) onEvent(event.type, event.object);
+        }
+        pending = text.slice(start);
+      });
+      answer.on('end', () => finish(null));
+      answer.on('error', finish);
+      answer.on('close', () => finish(null));
+    } catch (error) {
+      finish(error);
+    }
+    return controller;
+  }
+
   /** The request sent with the KubeConfig's credentials of the moment. */
-  private async exchange(request: LeanRequest): Promise<IncomingMessage> {
+  private async exchange(request: LeanRequest, stream: { readonly signal?: AbortSignal; readonly timeoutMs?: number } = {}): Promise<IncomingMessage> {
     const { server, opts, baseHeaders } = await this.credentials();
     const headers: OutgoingHttpHeaders = { ...baseHeaders };
     if (request.body !== undefined) {
       headers['Content-Type'] = request.body.contentType;
       headers['Content-Length'] = Buffer.byteLength(request.body.text);
     }
-    const timeoutMs = this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const timeoutMs = stream.timeoutMs ?? this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const path = `${server.pathname.replace(/\/$/, '')}${request.path}`;
     // client-node made an agent for this request's TLS material (or a proxy's): the pool's takes its place.
     const agent = opts.agent instanceof HttpAgent ? this.pool.agentFor(opts.agent) : undefined;
@@ -164,9 +224,9 @@ export class LeanKubeClient {
       const outgoing = send({
         protocol: server.protocol, hostname: server.hostname, port: server.port, path,
         method: request.method, headers, agent, ...(opts.auth === undefined ? {} : { auth: opts.auth }),
-        timeout: timeoutMs,
+        ...(timeoutMs > 0 ? { timeout: timeoutMs } : {}), ...(stream.signal === undefined ? {} : { signal: stream.signal }),
       }, resolve);
-      outgoing.on('timeout', () => outgoing.destroy(new Error(`no answer from ${server.host} within ${timeoutMs} ms`)));
+      if (timeoutMs > 0) outgoing.on('timeout', () => outgoing.destroy(new Error(`no answer from ${server.host} within ${timeoutMs} ms`)));
       outgoing.on('error', reject);
       outgoing.end(request.body?.text);
     });

@@ -70,6 +70,31 @@ export interface ListWatchOptions<T> {
   readonly watchTimeoutSeconds?: number;
   /** For how long the source has been failing (see failing()); Date.now by default. */
   readonly now?: () => number;
+  /** Opens each watch stream: client-node's Watch on `config` unless the owner brings a leaner one (the healing watch's). */
+  readonly openWatch?: WatchOpener;
+}
+
+/** The query of a watch stream, as the API server reads it. */
+export interface WatchQuery {
+  readonly resourceVersion: string;
+  readonly allowWatchBookmarks: boolean;
+  readonly timeoutSeconds: number;
+  readonly labelSelector?: string;
+}
+
+/**
+ * Opens a watch of `path` and hands each event over; `done` once, when the stream ends (null), fails or is refused
+ * (an error httpStatus() reads). Resolves with the stream's abort once the server has answered, as client-node's does.
+ */
+export type WatchOpener = (
+  path: string, query: WatchQuery, onEvent: (type: string, object: unknown) => void, done: (error: unknown) => void,
+) => Promise<AbortController>;
+
+/** The query in a URL's form, `watch=true` first. */
+export function watchUrl(path: string, query: WatchQuery): string {
+  const params = new URLSearchParams({ watch: 'true', resourceVersion: query.resourceVersion, allowWatchBookmarks: String(query.allowWatchBookmarks), timeoutSeconds: String(query.timeoutSeconds) });
+  if (query.labelSelector !== undefined) params.set('labelSelector', query.labelSelector);
+  return `${path}?${params}`;
 }
 
 /** A source that has not answered since `since` (epoch ms): every list or watch attempt since then failed. */
@@ -568,11 +593,12 @@ export class ListWatch<T> {
       };
       // Credentials that changed before this watch opens are the ones it opens with: nothing to restart for.
       this.credentialsChanged = false;
-      new Watch(this.options.config)
-        .watch(this.options.watchPath, {
-          resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds,
-          ...(this.options.labelSelector === undefined ? {} : { labelSelector: this.options.labelSelector }),
-        }, onEvent, onDone)
+      const query: WatchQuery = {
+        resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds,
+        ...(this.options.labelSelector === undefined ? {} : { labelSelector: this.options.labelSelector }),
+      };
+      const open: WatchOpener = this.options.openWatch ?? ((path, params, event, finish) => new Watch(this.options.config).watch(path, { ...params }, event, finish));
+      open(this.options.watchPath, query, onEvent, onDone)
         .then((controller) => {
           // A relist asked while the request was on its way ended this watch for the loop, which has listed and may
           // have opened the next one: left open, this one would be a second watch of the same resource.

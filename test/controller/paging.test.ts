@@ -27,6 +27,7 @@ test('a pass whose list gives the same continue token again fails, saying so, in
       },
       get: async () => undefined,
       patch: async () => {},
+      watch: async () => new AbortController(),
       close: () => {},
     },
   });

@@ -323,3 +323,95 @@ test('a rotated token file: the 401 makes the config read it again, and the next
     await server.close();
   }
 });
+
+/** What a watch handed over, and how it ended (once). */
+function watchRecorder() {
+  const events: { type: string; name: unknown }[] = [];
+  const ends: unknown[] = [];
+  let ended: () => void = () => {};
+  const done = new Promise<void>((resolve) => { ended = resolve; });
+  return {
+    events, ends, done,
+    onEvent: (type: string, object: unknown) => { events.push({ type, name: (object as { metadata?: { name?: unknown } } | undefined)?.metadata?.name }); },
+    onDone: (error: unknown) => { ends.push(error); ended(); },
+  };
+}
+
+test('a watch stream: each event handed over once, in order, whatever the chunks cut (mid-line, mid-character), blank lines skipped; done once when the server ends it', async () => {
+  const lines = [
+    { type: 'ADDED', object: { metadata: { name: 'web-é' } } },
+    { type: 'BOOKMARK', object: { metadata: { resourceVersion: '12' } } },
+    { type: 'MODIFIED', object: { metadata: { name: 'web-2' } } },
+    { type: 'DELETED', object: { metadata: { name: 'web-3' } } },
+  ].map((event) => JSON.stringify(event));
+  const bytes = Buffer.from(`${lines[0]}\n\n${lines[1]}\n${lines[2]}\n${lines[3]}\n`);
+  const cut = bytes.indexOf(Buffer.from('é')) + 1; // inside the two bytes of é
+  let asked = '';
+  const server = createHttpServer((request, response) => {
+    asked = request.url ?? '';
+    response.writeHead(200, { 'Content-Type': 'application/json' });
+    // Each piece flushed on its own turn: the client sees them as separate chunks.
+    const pieces = [bytes.subarray(0, cut), bytes.subarray(cut, cut + 40), bytes.subarray(cut + 40)];
+    const next = () => {
+      const piece = pieces.shift();
+      if (piece === undefined) response.end(); else response.write(piece, () => setImmediate(next));
+    };
+    next();
+  });
+  const objects = leanStoredObjects(configFor(await listening(server)));
+  try {
+    const seen = watchRecorder();
+    await objects.watch('/apis/discovery.k8s.io/v1/endpointslices', { resourceVersion: '7', allowWatchBookmarks: true, timeoutSeconds: 30, labelSelector: 'a=b' }, seen.onEvent, seen.onDone);
+    await seen.done;
+    assert.deepEqual(seen.events, [{ type: 'ADDED', name: 'web-é' }, { type: 'BOOKMARK', name: undefined }, { type: 'MODIFIED', name: 'web-2' }, { type: 'DELETED', name: 'web-3' }]);
+    assert.deepEqual(seen.ends, [null]);
+    const query = new URL(asked, 'http://x').searchParams;
+    assert.deepEqual([...query], [['watch', 'true'], ['resourceVersion', '7'], ['allowWatchBookmarks', 'true'], ['timeoutSeconds', '30'], ['labelSelector', 'a=b']]);
+  } finally {
+    objects.close();
+    server.closeAllConnections();
+    server.close();
+  }
+});
+
+test('a watch refused (403, 410) ends once with the status and the Status message, no event; one aborted ends once and hands over nothing after', async () => {
+  let holding: import('node:http').ServerResponse | undefined;
+  const server = createHttpServer((request, response) => {
+    const status = Number(new URL(request.url ?? '', 'http://x').searchParams.get('resourceVersion'));
+    if (status >= 400) {
+      response.writeHead(status, { 'Content-Type': 'application/json' });
+      response.end(JSON.stringify({ kind: 'Status', status: 'Failure', message: `refused ${status}`, reason: 'Forbidden', code: status }));
+      return;
+    }
+    response.writeHead(200, { 'Content-Type': 'application/json' });
+    response.write(`${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'first' } } })}\n`);
+    holding = response;
+  });
+  const objects = leanStoredObjects(configFor(await listening(server)));
+  const query = (resourceVersion: string) => ({ resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 30 });
+  try {
+    for (const status of [403, 410]) {
+      const seen = watchRecorder();
+      await objects.watch('/api/v1/pods', query(String(status)), seen.onEvent, seen.onDone);
+      await seen.done;
+      assert.deepEqual(seen.events, []);
+      assert.equal(seen.ends.length, 1);
+      assert.equal(httpStatus(seen.ends[0]), status);
+      assert.match(describeError(seen.ends[0]), new RegExp(`refused ${status}`));
+    }
+    const seen = watchRecorder();
+    const stream = await objects.watch('/api/v1/pods', query('1'), seen.onEvent, seen.onDone);
+    await waitFor(() => seen.events.length === 1, { description: 'the first event' });
+    stream.abort();
+    await seen.done;
+    // Written after the abort: never handed over.
+    holding?.write(`${JSON.stringify({ type: 'MODIFIED', object: { metadata: { name: 'late' } } })}\n`);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(seen.events, [{ type: 'ADDED', name: 'first' }]);
+    assert.equal(seen.ends.length, 1);
+  } finally {
+    objects.close();
+    server.closeAllConnections();
+    server.close();
+  }
+});
