@@ -130,6 +130,12 @@ export class Metrics {
     labelNames: ['resource', 'reason'] as const, registers: [this.registry],
   });
 
+  readonly healingEvents = new Counter({
+    name: `${PREFIX}healing_events_total`,
+    help: 'Stored versions the healing watch received, by resource and how it handled them: passed-over (the webhook had just answered for that version on the same view), planned.',
+    labelNames: ['resource', 'handling'] as const, registers: [this.registry],
+  });
+
   readonly failoverSeconds = new Histogram({
     name: `${PREFIX}failover_seconds`,
     help: 'From a change of a peer\'s path observed in the view to the end of the pass that patched its stored objects, by direction (to-hub, to-direct).',
@@ -172,6 +178,7 @@ export class Metrics {
     for (const reason of UNTOUCHED_REASONS) this.addressesUntouched.inc({ reason }, 0);
     for (const resource of ADMISSION_RESOURCES) for (const reason of HEAL_REASONS) this.objectsHealed.inc({ resource, reason }, 0);
     for (const resource of ADMISSION_RESOURCES) this.recordsIgnored.inc({ resource }, 0);
+    for (const resource of ADMISSION_RESOURCES) for (const handling of ['passed-over', 'planned']) this.healingEvents.inc({ resource, handling }, 0);
   }
 
   /** The view's path per peer, replacing the last: a peer gone from the view has no series. */

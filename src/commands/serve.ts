@@ -24,6 +24,7 @@ import type { SourceFailure } from '../view/list-watch.ts';
 import { FileShortcutSource } from '../view/file-source.ts';
 import { SnapshotStore } from '../view/shortcut-view.ts';
 import { logViewChanges } from '../view/view-log.ts';
+import { AnsweredVersions } from '../util/answered-versions.ts';
 
 /** The clusters serve reads: the local one, and one per hub reader (none: the FCCs are read on the local cluster). */
 interface ServeClusters {
@@ -297,14 +298,17 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
   }
   const { source, failing, sourceName, sources } = await viewSourceFor(config, clusters, { store, metrics, logger });
   let controller: ControllerManager | undefined;
+  // What the webhook answers, for the controller's healing watch to pass the stored copies over (one per process).
+  let answered: AnsweredVersions | undefined;
   if (!config.controller) logger.info('controller off (--no-controller)');
   else if (local === undefined) logger.info('controller off: no local cluster API to reconcile stored slices with (file mode without --kubeconfig)');
   else {
     const { ControllerManager } = await import('../controller/manager.ts');
+    answered = new AnsweredVersions();
     controller = new ControllerManager({
       config: local, store, logger, metrics, clusterId: config.clusterId, namespace: podNamespace(env), podName: env.POD_NAME,
       resyncIntervalMs: config.resyncIntervalMs, maxConcurrentPatches: config.maxConcurrentPatches, maxPatchesPerSecond: config.maxPatchesPerSecond,
-      watchTimeoutSeconds: config.watchTimeoutSeconds,
+      watchTimeoutSeconds: config.watchTimeoutSeconds, answered,
     });
   }
 
@@ -313,7 +317,7 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
     view: store, logger, failing, sourceName, staleViewAfterMs: config.staleViewAfterMs,
     certificateLoaded: () => certificates.current() !== undefined, onStale: () => sendAway(),
   });
-  webhook = buildWebhookApp({ view: store, metrics, logger, clusterId: config.clusterId, tls, budget: config.reviewBudget });
+  webhook = buildWebhookApp({ view: store, metrics, logger, clusterId: config.clusterId, tls, budget: config.reviewBudget, answered });
   const drain = trackDrain(webhook);
   sendAway = () => drain.goAway();
   readiness.start();

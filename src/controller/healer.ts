@@ -10,6 +10,7 @@ import { namespacedName } from '../core/object-name.ts';
 import { describeError, httpStatus } from '../kube/client.ts';
 import type { Logger } from '../log.ts';
 import type { HealReason, Metrics } from '../metrics.ts';
+import type { AnsweredVersions, PassedOver } from '../util/answered-versions.ts';
 import { realTime, type TimeSource } from '../util/time-source.ts';
 import { ListWatch } from '../view/list-watch.ts';
 import type { PlannedWrite, Resource } from './resource.ts';
@@ -38,6 +39,8 @@ export interface HealerOptions {
   readonly burstMs?: number;
   /** The streaks' clock and the timers of the re-heal delays and the burst's line (realTime unless a test moves its own). */
   readonly time?: TimeSource;
+  /** The webhook's answers in this process: their stored copies are passed over, not planned. */
+  readonly answered?: AnsweredVersions | undefined;
 }
 
 interface QueuedHeal {
@@ -118,8 +121,10 @@ export class Healer {
         return { items: [], resourceVersion: page.resourceVersion };
       },
       watchPath: group === '' ? `/api/${version}/${plural}` : `/apis/${group}/${version}/${plural}`,
-      // Every stored version of every reflected object comes through here: the lean client's stream, one parse each.
+      // Every stored version of every reflected object comes through here: the lean client's stream, one parse each,
+      // and none for the copy of a version the webhook has just answered on the view as it is (util/answered-versions.ts).
       openWatch: this.options.api.watch,
+      ...(this.options.answered === undefined ? {} : { passOver: (line: string) => this.passOver(plural, line) }),
       labelSelector,
       keep: () => undefined,
       onChange: () => {},
@@ -132,8 +137,15 @@ export class Healer {
     });
   }
 
+  private passOver(plural: string, line: string): PassedOver | undefined {
+    const passed = this.options.answered?.passOver(plural, line, this.options.viewVersion());
+    if (passed !== undefined) this.options.metrics.healingEvents.inc({ resource: plural, handling: 'passed-over' });
+    return passed;
+  }
+
   private check(resource: Resource, object: unknown): void {
     if (this.stopped) return;
+    this.options.metrics.healingEvents.inc({ resource: resource.plural, handling: 'planned' });
     const planned = this.options.plan(resource, object);
     if (planned === undefined || planned.plan.kind !== 'write') return;
     const { write } = planned.plan;

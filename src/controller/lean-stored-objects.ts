@@ -34,7 +34,7 @@ export function leanStoredObjects(config: KubeConfig, options: { readonly userAg
         body: { contentType: 'application/json-patch+json', text: JSON.stringify(patch) },
       });
     },
-    watch: (path, query, onEvent, done) => client.watch(watchUrl(path, query), onEvent, done),
+    watch: (path, query, onEvent, done, passOver) => client.watch(watchUrl(path, query), onEvent, done, passOver),
     close: () => client.close(),
   };
 }

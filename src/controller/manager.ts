@@ -11,6 +11,7 @@ import { STORED_KINDS } from './kinds.ts';
 import { LeaderElector } from './leader.ts';
 import { PeerEvents } from './peer-events.ts';
 import { SliceReconciler } from './reconciler.ts';
+import type { AnsweredVersions } from '../util/answered-versions.ts';
 
 export const LEASE_NAME = 'shortcut-webhook-controller';
 
@@ -28,6 +29,8 @@ export interface ControllerManagerOptions {
   readonly maxConcurrentPatches: number;
   readonly maxPatchesPerSecond: number;
   readonly watchTimeoutSeconds?: number | undefined;
+  /** The webhook's answers in this process (serve's one), whose stored copies the healing watch passes over. */
+  readonly answered?: AnsweredVersions | undefined;
 }
 
 /**
@@ -65,7 +68,7 @@ export class ControllerManager {
     this.reconciler = new SliceReconciler({
       config, view: store, clusterId: options.clusterId, logger, metrics, resyncIntervalMs: options.resyncIntervalMs, resources: STORED_KINDS,
       maxConcurrentWrites: options.maxConcurrentPatches, maxWritesPerSecond: options.maxPatchesPerSecond,
-      onPassDone: (pass) => peers.passDone(pass),
+      onPassDone: (pass) => peers.passDone(pass), answered: options.answered,
       ...(elector === undefined ? {} : { isLeader: () => elector.isLeader() }),
       ...(options.watchTimeoutSeconds === undefined ? {} : { watchTimeoutSeconds: options.watchTimeoutSeconds }),
     });

@@ -25,6 +25,7 @@ import type { StoredObjects } from './stored-objects.ts';
 import type { Sleep } from './token-bucket.ts';
 import { Fenced, StoredWriter, type FenceReason } from './writer.ts';
 import { ContinueTokens } from '../util/continue-tokens.ts';
+import type { AnsweredVersions } from '../util/answered-versions.ts';
 
 export interface ReconcilerOptions {
   readonly config: KubeConfig;
@@ -59,6 +60,8 @@ export interface ReconcilerOptions {
   readonly onPassDone?: (pass: PassSummary) => void;
   /** The healing watch of stored objects (default on). */
   readonly heal?: boolean;
+  /** The webhook's answers in this process, whose stored copies the healing watch passes over. */
+  readonly answered?: AnsweredVersions | undefined;
   /** The healing watch's timeout (its list-watch default unless set). */
   readonly watchTimeoutSeconds?: number;
   /**
@@ -151,6 +154,7 @@ export class SliceReconciler {
         if (this.passesStarted > 0) this.trigger(`the healing watch of ${resource.plural} listed again: a pass covers what it may have missed`);
       },
       ...(options.watchTimeoutSeconds === undefined ? {} : { watchTimeoutSeconds: options.watchTimeoutSeconds }),
+      answered: options.answered,
     });
     this.backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF);
     const confirmAfterMs = options.confirmAfterMs ?? DEFAULT_CONFIRM_AFTER_MS;

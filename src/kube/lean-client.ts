@@ -17,6 +17,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type 
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Readable } from 'node:stream';
+import { PASSED_OVER, type PassedOver } from '../util/answered-versions.ts';
 import { KeepAlivePool } from './keep-alive.ts';
 import { ReloadingKubeConfig } from './reloading-config.ts';
 
@@ -164,10 +165,14 @@ export class LeanKubeClient {
    * A watch stream (`path` with its query, `watch=true` among it): each line parsed once and handed to `onEvent` as
    * the server sent it, `done` called once when the stream ends (null), fails, is refused (a KubeRequestError) or is
    * aborted. client-node's Watch costs the healing watch a node-fetch body, a PassThrough and a readline interface
-   * per stream, and their events per chunk, on every stored version of every reflected object. No socket timeout:
+   * per stream, and their events per chunk, on every stored version of every reflected object. A line `passOver`
+   * recognises is not parsed at all: handed over as PASSED_OVER with its resourceVersion. No socket timeout:
    * the owner's watchdog (list-watch.ts) ends a stream silent past the timeout it asked of the server.
    */
-  async watch(path: string, onEvent: (type: string, object: unknown) => void, done: (error: unknown) => void): Promise<AbortController> {
+  async watch(
+    path: string, onEvent: (type: string, object: unknown) => void, done: (error: unknown) => void,
+    passOver?: (line: string) => PassedOver | undefined,
+  ): Promise<AbortController> {
     const controller = new AbortController();
     let finished = false;
     const finish = (error: unknown) => {
@@ -193,6 +198,11 @@ export class LeanKubeClient {
           const line = text.slice(start, end);
           start = end + 1;
           if (finished) return;
+          const passed = passOver?.(line);
+          if (passed !== undefined) {
+            onEvent(PASSED_OVER, { metadata: { resourceVersion: passed.resourceVersion } });
+            continue;
+          }
           const event = parseEvent(line);
           if (event !== undefined) onEvent(event.type, event.object);
         }

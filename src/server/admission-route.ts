@@ -25,6 +25,9 @@ import { sliceName } from '../core/endpoint-slice.ts';
 import type { SliceRewrite } from '../core/rewrite.ts';
 import type { IgnoredEntry } from '../core/trust.ts';
 import type { Snapshot } from '../core/snapshot.ts';
+import { answeredSliceMembers } from '../admission/answered-slice.ts';
+import { isObject, objectField, stringField } from '../core/json.ts';
+import type { AnsweredMember, AnsweredVersions } from '../util/answered-versions.ts';
 import { parseDuration } from '../util/duration.ts';
 import { errorMessage } from '../util/errors.ts';
 import { describeEdits, logIgnoredRecords, type Logger } from '../log.ts';
@@ -47,6 +50,8 @@ interface ReviewedResource<T> {
   patched(rewrite: T): Record<string, unknown>;
   /** Record entries the review did not use (core/trust.ts), said once per object. */
   ignored(rewrite: T): readonly IgnoredEntry[];
+  /** What the object answered for is stored as, for the healing watch to pass it over; none: every copy is planned. */
+  answered?(rewrite: T): readonly AnsweredMember[] | undefined;
 }
 
 const ENDPOINT_SLICES: ReviewedResource<SliceRewrite> = {
@@ -60,6 +65,7 @@ const ENDPOINT_SLICES: ReviewedResource<SliceRewrite> = {
     annotations: rewrite.annotations.map((a) => a.key),
   }),
   ignored: (rewrite) => rewrite.ignored,
+  answered: answeredSliceMembers,
 };
 
 const SHADOW_ENDPOINT_SLICES: ReviewedResource<ShadowReviewed> = {
@@ -91,6 +97,8 @@ export interface AdmissionRouteOptions {
   readonly clusterId: string | undefined;
   /** Milliseconds since the request's headers arrived (the app stamps every request): budget and duration run from then. */
   readonly elapsedMs: (request: object) => number;
+  /** Where each answer is noted for the controller's healing watch (absent without a controller). */
+  readonly answered?: AnsweredVersions | undefined;
 }
 
 /** What is left of the API server's `?timeout=` once this share is kept back for the answer to travel. */
@@ -119,12 +127,29 @@ function deadline(elapsedMs: number, budget: number | undefined): ReviewOutcome<
 
 const NOT_SYNCED = Object.freeze(Outcome.skipped('view-not-synced', 'the shortcut view has not synced yet'));
 
-function review<T>(resource: ReviewedResource<T>, request: AdmissionRequest, options: AdmissionRouteOptions): ReviewOutcome<T> {
+/** The outcome, and the version of the view it was decided on (none where the view itself failed). */
+function review<T>(resource: ReviewedResource<T>, request: AdmissionRequest, options: AdmissionRouteOptions): { outcome: ReviewOutcome<T>; viewVersion?: number } {
   try {
-    return resource.review(request, options.view.current(), options.clusterId);
+    const snapshot = options.view.current();
+    return { outcome: resource.review(request, snapshot, options.clusterId), viewVersion: snapshot.version };
   } catch (error) {
-    return Outcome.errored(error);
+    return { outcome: Outcome.errored(error) };
   }
+}
+
+/** The answer as sent, for the healing watch to pass its stored copy over (a dry run stores nothing). */
+function noteAnswer<T>(answered: AnsweredVersions, resource: ReviewedResource<T>, request: AdmissionRequest, outcome: ReviewOutcome<T>, viewVersion: number): void {
+  if (request.dryRun || (outcome.kind !== 'patched' && outcome.kind !== 'unchanged')) return;
+  let members: readonly AnsweredMember[] | undefined;
+  try {
+    members = resource.answered?.(outcome.rewrite);
+  } catch {
+    return; // Only a shortcut for the watch: its copy is planned as any other.
+  }
+  const metadata = isObject(request.object) ? objectField(request.object, 'metadata') : undefined;
+  const name = metadata && stringField(metadata, 'name');
+  const namespace = metadata && stringField(metadata, 'namespace');
+  if (members !== undefined && name !== undefined && namespace !== undefined) answered.note(resource.resource, namespace, name, viewVersion, members);
 }
 
 const OUTCOME_LEVEL = { patched: 'info', unchanged: 'debug', skipped: 'debug', error: 'error' } as const;
@@ -164,9 +189,12 @@ function resourceRoute<S extends RawServerBase, T>(app: AnyFastify<S>, options: 
     if (!decoded.ok) throw Object.assign(new Error(`malformed AdmissionReview: ${decoded.message}`), { statusCode: 400 });
     const admission = decoded.value;
     const budget = budgetMs(request.query);
-    let outcome: ReviewOutcome<T> = options.view.isSynced() ? deadline(options.elapsedMs(request), budget) ?? review(resource, admission, options) : NOT_SYNCED;
+    const reviewed = options.view.isSynced() ? deadline(options.elapsedMs(request), budget) ?? review(resource, admission, options) : NOT_SYNCED;
+    let outcome: ReviewOutcome<T> = 'outcome' in reviewed ? reviewed.outcome : reviewed;
     // Checked again after the work: a patch the API server has stopped waiting for helps nobody.
     if (outcome.kind === 'patched') outcome = deadline(options.elapsedMs(request), budget) ?? outcome;
+    const viewVersion = 'outcome' in reviewed ? reviewed.viewVersion : undefined;
+    if (options.answered !== undefined && viewVersion !== undefined) noteAnswer(options.answered, resource, admission, outcome, viewVersion);
     const elapsed = options.elapsedMs(request);
     options.metrics.observeReview(resource.resource, admission.operation, outcome, elapsed / 1000);
     resource.observe(options.metrics, outcome);

@@ -19,6 +19,7 @@ import { ReloadingKubeConfig } from '../kube/reloading-config.ts';
 import type { Logger } from '../log.ts';
 import { ProblemLatch } from '../util/problem-latch.ts';
 import { ContinueTokens } from '../util/continue-tokens.ts';
+import { PASSED_OVER, type PassedOver } from '../util/answered-versions.ts';
 
 export interface ListWatchOptions<T> {
   /** What is watched, for logs: `foreignclusterconnections`. */
@@ -72,6 +73,12 @@ export interface ListWatchOptions<T> {
   readonly now?: () => number;
   /** Opens each watch stream: client-node's Watch on `config` unless the owner brings a leaner one (the healing watch's). */
   readonly openWatch?: WatchOpener;
+  /**
+   * Lines of the stream handed over as PASSED_OVER (util/answered-versions.ts), unparsed: for an owner that keeps
+   * nothing of the objects (`keep` always undefined) and needs no event for these. Only an opener that reads lines
+   * (the lean client's) asks it.
+   */
+  readonly passOver?: (line: string) => PassedOver | undefined;
 }
 
 /** The query of a watch stream, as the API server reads it. */
@@ -88,6 +95,7 @@ export interface WatchQuery {
  */
 export type WatchOpener = (
   path: string, query: WatchQuery, onEvent: (type: string, object: unknown) => void, done: (error: unknown) => void,
+  passOver?: (line: string) => PassedOver | undefined,
 ) => Promise<AbortController>;
 
 /** The query in a URL's form, `watch=true` first. */
@@ -567,7 +575,7 @@ export class ListWatch<T> {
         this.answered();
         this.recovered();
         this.options.onFresh?.();
-        if (type === 'BOOKMARK') return;
+        if (type === 'BOOKMARK' || type === PASSED_OVER) return;
         const key = objectKey(object);
         if (key === undefined) return;
         if (type === 'DELETED') this.objects.delete(key);
@@ -598,7 +606,7 @@ export class ListWatch<T> {
         ...(this.options.labelSelector === undefined ? {} : { labelSelector: this.options.labelSelector }),
       };
       const open: WatchOpener = this.options.openWatch ?? ((path, params, event, finish) => new Watch(this.options.config).watch(path, { ...params }, event, finish));
-      open(this.options.watchPath, query, onEvent, onDone)
+      open(this.options.watchPath, query, onEvent, onDone, this.options.passOver)
         .then((controller) => {
           // A relist asked while the request was on its way ended this watch for the loop, which has listed and may
           // have opened the next one: left open, this one would be a second watch of the same resource.
