@@ -2,7 +2,7 @@
 // annotations, addressType, endpoints), as the API server's JSON writes them: for the healing watch to pass over its
 // stored copy (util/answered-versions.ts). Pure.
 import { field, isArray, isObject, objectField, type Json, type JsonObject } from '../core/json.ts';
-import { editedAnnotations, type SliceRewrite } from '../core/rewrite.ts';
+import { applyRewrite, type SliceRewrite } from '../core/rewrite.ts';
 import type { AnsweredMember } from '../util/answered-versions.ts';
 
 /** A map as Go's encoding/json writes it: keys sorted; undefined where it is written not at all (empty, omitempty). */
@@ -15,33 +15,19 @@ function sortedMap(map: JsonObject | undefined): string | undefined {
   return JSON.stringify(sorted);
 }
 
-/** The endpoints with the rewrite's address edits: an edited endpoint copied (its fields in place), the others as received. */
-function editedEndpoints(rewrite: SliceRewrite): Json[] {
-  const endpoints = [...rewrite.slice.endpoints];
-  for (const edit of rewrite.edits) {
-    const endpoint = endpoints[edit.endpoint];
-    if (!isObject(endpoint)) continue;
-    const addresses = field(endpoint, 'addresses');
-    if (!isArray(addresses)) continue;
-    const next = [...addresses];
-    next[edit.address] = edit.to;
-    endpoints[edit.endpoint] = { ...endpoint, addresses: next };
-  }
-  return endpoints;
-}
-
 /** Undefined where the object's members cannot be told (no metadata, endpoints that are no list): never passed over. */
 export function answeredSliceMembers(rewrite: SliceRewrite): readonly AnsweredMember[] | undefined {
-  const { object } = rewrite.slice;
+  const object = applyRewrite(rewrite);
   const metadata = objectField(object, 'metadata');
   const endpoints = field(object, 'endpoints');
   const addressType = field(object, 'addressType');
   if (metadata === undefined || !isArray(endpoints) || typeof addressType !== 'string') return undefined;
   const labels = field(metadata, 'labels');
+  const annotations = field(metadata, 'annotations');
   return [
     { name: 'labels', text: sortedMap(isObject(labels) ? labels : undefined) },
-    { name: 'annotations', text: sortedMap(editedAnnotations(rewrite)) },
+    { name: 'annotations', text: sortedMap(isObject(annotations) ? annotations : undefined) },
     { name: 'addressType', text: JSON.stringify(addressType) },
-    { name: 'endpoints', text: JSON.stringify(editedEndpoints(rewrite)) },
+    { name: 'endpoints', text: JSON.stringify(endpoints) },
   ];
 }
