@@ -6,7 +6,7 @@ export type Section = (typeof SECTIONS)[number];
  * The sections on the e2e suite's real kube-apiserver and etcd (built from Go modules): the test suite runs them, at a
  * tiny size, among the e2e tests (test/e2e/bench.test.ts), the others in test/bench.test.ts.
  */
-export const CONTROL_PLANE_SECTIONS: readonly Section[] = ['writepath', 'scale', 'failover', 'heartbeat'];
+export const CONTROL_PLANE_SECTIONS: readonly Section[] = ['status', 'writepath', 'scale', 'failover', 'heartbeat'];
 
 export function isSection(name: string): name is Section {
   return SECTIONS.some((section) => section === name);

@@ -1,8 +1,10 @@
 // `shortcut-webhook status`: which path each peer's (or Service's) traffic takes now, read from the cluster. It builds
 // serve's own view (live-view.ts, as explain does), then lists the stored EndpointSlices and ShadowEndpointSlices in
-// pages of 500 and folds each page into counters (offline/status.ts) before asking for the next, so a leaf with tens of
-// thousands of slices is never held whole. Read-only: it lists and watches, nothing else.
-import { CustomObjectsApi } from '@kubernetes/client-node';
+// pages of 500 and folds each page into counters (offline/status.ts), so a leaf with tens of thousands of slices is
+// never held whole: at most the page being folded and the next one, asked for before the fold so that the API server
+// reads and encodes it meanwhile. The pages come over the lean client (kube/lean-client.ts: one JSON.parse per page,
+// no gzip, one keep-alive connection), at the pace of a plain list of the same objects (bench section status).
+// Read-only: it lists and watches, nothing else.
 import { EXIT_INVALID_INPUT, EXIT_OK, type Io } from '../cli.ts';
 import type { StatusConfig } from '../config.ts';
 import { MANAGED_BY_LABEL, REFLECTION_MANAGER } from '../core/endpoint-slice.ts';
@@ -10,7 +12,8 @@ import { CONNECTION_PLURAL } from '../core/leaf-views.ts';
 import { viewNotes } from '../core/local-clusters.ts';
 import { SHADOW_GROUP, SHADOW_PLURAL, SHADOW_VERSION } from '../core/shadow-endpoint-slice.ts';
 import type { Snapshot } from '../core/snapshot.ts';
-import { describeError, httpStatus, readListPage, type KubeAccess, type ListPage } from '../kube/client.ts';
+import { describeError, httpStatus, readListPage, type ListPage } from '../kube/client.ts';
+import { LeanKubeClient } from '../kube/lean-client.ts';
 import {
   connectionRecord, SERVICE_NAME_LABEL, StatusFold, type AddressStatus, type ConnectionRecord, type CountsJson, type PeerStatus,
   type ServiceStatus, type StoredResource,
@@ -18,7 +21,7 @@ import {
 import { table } from '../offline/explain.ts';
 import { ContinueTokens } from '../util/continue-tokens.ts';
 import { errorMessage } from '../util/errors.ts';
-import { loadLiveAccess, readLiveView } from './live-view.ts';
+import { loadLiveAccess, readLiveView, type LiveAccess } from './live-view.ts';
 
 /** Items per list request: the API server's own recommendation for large collections, and what bounds memory here. */
 export const PAGE_SIZE = 500;
@@ -48,32 +51,38 @@ class ListError extends Error {
 
 type PageReader = (token: string | undefined) => Promise<ListPage>;
 
-function pageReader(access: KubeAccess, resource: Listed, namespace: string | undefined, labelSelector: string | undefined): PageReader {
-  const api = access.config.makeApiClient(CustomObjectsApi);
-  const where = { group: resource.group, version: resource.version, plural: resource.plural, limit: PAGE_SIZE, ...(labelSelector === undefined ? {} : { labelSelector }) };
+function pageReader(client: LeanKubeClient, resource: Listed, namespace: string | undefined, labelSelector: string | undefined): PageReader {
+  const where = namespace === undefined ? '' : `/namespaces/${encodeURIComponent(namespace)}`;
+  const collection = `/apis/${resource.group}/${resource.version}${where}/${resource.plural}`;
   const scope = namespace === undefined ? 'in all namespaces' : `in namespace ${namespace}`;
   return async (token) => {
-    const paging = token === undefined ? {} : { _continue: token };
+    const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
+    if (labelSelector !== undefined) query.set('labelSelector', labelSelector);
+    if (token !== undefined) query.set('continue', token);
     try {
-      return readListPage(namespace === undefined
-        ? await api.listClusterCustomObject({ ...where, ...paging })
-        : await api.listNamespacedCustomObject({ ...where, namespace, ...paging }));
+      return readListPage(await client.send({ method: 'GET', path: `${collection}?${query}`, read: 'json' }));
     } catch (error) {
       throw new ListError(resource, httpStatus(error), `cannot list ${resource.title} ${scope}: ${describeError(error)}`);
     }
   };
 }
 
-/** Every page in turn, each handed over and dropped before the next is asked for; `first` is a page already read. */
+/**
+ * Every page in turn, each handed over and dropped; `first` is a page already read. The next page is asked for before
+ * this one is handed over, so at most two are held.
+ */
 async function eachPage(read: PageReader, onItems: (items: readonly unknown[]) => void, first?: ListPage): Promise<void> {
   let page = first ?? await read(undefined);
   const tokens = new ContinueTokens();
   for (;;) {
-    onItems(page.items);
     const token = page.continueToken;
-    if (token === undefined) return;
-    tokens.follow(token);
-    page = await read(token);
+    if (token !== undefined) tokens.follow(token);
+    const next = token === undefined ? undefined : read(token);
+    // Its failure is met below; should onItems throw first, it is not left unhandled.
+    next?.catch(() => undefined);
+    onItems(page.items);
+    if (next === undefined) return;
+    page = await next;
   }
 }
 
@@ -164,12 +173,29 @@ export async function runStatus(config: StatusConfig, io: Io, env: NodeJS.Proces
   };
   const access = loadLiveAccess(config, env);
   if (typeof access === 'string') return fail(access);
+  const client = new LeanKubeClient({ config: access.local.config });
+  try {
+    return await readStatus(config, io, { access, client, fail, syncTimeoutMs: options.syncTimeoutMs });
+  } finally {
+    // Its kept-alive connection closed: nothing is left to hold the process.
+    client.close();
+  }
+}
+
+interface StatusRun {
+  readonly access: LiveAccess;
+  readonly client: LeanKubeClient;
+  readonly fail: (message: string) => number;
+  readonly syncTimeoutMs: number | undefined;
+}
+
+async function readStatus(config: StatusConfig, io: Io, { access, client, fail, syncTimeoutMs }: StatusRun): Promise<number> {
   const { scope } = config;
   const namespace = scope.kind === 'services' ? scope.namespace : undefined;
   const service = scope.kind === 'services' ? scope.service : undefined;
   const selector = `${MANAGED_BY_LABEL}=${REFLECTION_MANAGER}${service === undefined ? '' : `,${SERVICE_NAME_LABEL}=${service}`}`;
-  const slices = pageReader(access.local, ENDPOINT_SLICES, namespace, selector);
-  const shadows = pageReader(access.local, SHADOWS, namespace, selector);
+  const slices = pageReader(client, ENDPOINT_SLICES, namespace, selector);
+  const shadows = pageReader(client, SHADOWS, namespace, selector);
   const notes: string[] = [];
 
   // The first page before the view: an unreachable cluster or a refused list fails at once, not after the sync bound.
@@ -181,7 +207,7 @@ export async function runStatus(config: StatusConfig, io: Io, env: NodeJS.Proces
   }
   const snapshot = await readLiveView(access, {
     command: 'status', stderr: io.stderr, shortcutsNamespace: config.shortcutsNamespace,
-    hubNamespaces: config.hubNamespaces, syncTimeoutMs: options.syncTimeoutMs,
+    hubNamespaces: config.hubNamespaces, syncTimeoutMs,
     connectionStaleAfterMs: config.connectionStaleAfterMs,
   });
   if (typeof snapshot === 'string') return fail(snapshot);
@@ -203,7 +229,7 @@ export async function runStatus(config: StatusConfig, io: Io, env: NodeJS.Proces
   } catch (error) {
     return fail(errorMessage(error));
   }
-  const connections = scope.kind === 'peers' ? await readConnections(access.local, notes) : [];
+  const connections = scope.kind === 'peers' ? await readConnections(client, notes) : [];
 
   const totals = fold.totals();
   if (service !== undefined && totals.endpointSlices + totals.shadowEndpointSlices === 0) {
@@ -226,10 +252,10 @@ function viewNotesOf(snapshot: Snapshot, cluster: string | undefined): string[] 
 }
 
 /** The leaf's Connections, for when each last changed; an absent CRD or a refused list is a note, not a failure. */
-async function readConnections(access: KubeAccess, notes: string[]): Promise<ConnectionRecord[]> {
+async function readConnections(client: LeanKubeClient, notes: string[]): Promise<ConnectionRecord[]> {
   const records: ConnectionRecord[] = [];
   try {
-    await eachPage(pageReader(access, CONNECTIONS, undefined, undefined), (items) => {
+    await eachPage(pageReader(client, CONNECTIONS, undefined, undefined), (items) => {
       for (const item of items) {
         const record = connectionRecord(item);
         if (record !== undefined) records.push(record);

@@ -62,13 +62,23 @@ function kindProblem(object: JsonObject, where: string): string | undefined {
   return `${what}${where} is not an input rewrite takes (an EndpointSlice or a ShadowEndpointSlice, a List of them, or an AdmissionReview)${hint}`;
 }
 
-function rewriteOne(object: unknown, snapshot: Snapshot, options: OfflineOptions, prefix: string):
-  { output: unknown; patch: PatchOperation[]; report: SliceReport } | string {
+/**
+ * What the rewrite decides for one object, each address traced, without its output or patch: all `status` reads of
+ * each of 20,000 slices, where building the rewritten copy and its patch cost a fifth of its fold. A string says why
+ * the object is invalid input.
+ */
+export function decideObject(object: unknown, snapshot: Snapshot, options: OfflineOptions, prefix = ''): SliceReport | string {
   if (isObject(object)) {
     const problem = kindProblem(object, prefix ? ` at ${prefix}` : '');
     if (problem !== undefined) return problem;
   }
-  if (isShadowEndpointSliceObject(object)) return repairOne(object, snapshot, options, prefix);
+  if (isShadowEndpointSliceObject(object)) {
+    const repair = repairShadowEndpointSlice(object, snapshot, { clusterId: options.clusterId });
+    const name = sliceName(object);
+    if (repair.kind !== 'skip') return { kind: 'shadow', name, result: repair };
+    if (repair.reason === 'malformed') return `malformed ShadowEndpointSlice ${name}${prefix ? ` at ${prefix}` : ''}: ${repair.detail}`;
+    return { kind: 'shadow', name, result: { skip: repair.reason, detail: repair.detail } };
+  }
   const traces: AddressTrace[] = [];
   const result = rewriteEndpointSlice(object, snapshot, options, (trace) => traces.push(trace));
   const report = { kind: 'endpointslice' as const, name: sliceName(object), result, traces };
@@ -78,22 +88,21 @@ function rewriteOne(object: unknown, snapshot: Snapshot, options: OfflineOptions
   if (isSkip(result) && result.skip === 'not-endpointslice' && stringField(isObject(object) ? object : {}, 'kind') === 'EndpointSlice') {
     return `${report.name}${prefix ? ` at ${prefix}` : ''}: ${result.detail}`;
   }
-  if (isSkip(result)) return { output: object, patch: [], report };
-  const patch = patchFor(result).map((operation) => ({ ...operation, path: `${prefix}${operation.path}` }));
-  return { output: applyRewrite(result), patch, report };
+  return report;
 }
 
-/** A ShadowEndpointSlice: repaired as the shadow route would, with each listed address's outcome for --explain. */
-function repairOne(object: JsonObject, snapshot: Snapshot, options: OfflineOptions, prefix: string):
+function rewriteOne(object: unknown, snapshot: Snapshot, options: OfflineOptions, prefix: string):
   { output: unknown; patch: PatchOperation[]; report: SliceReport } | string {
-  const repair = repairShadowEndpointSlice(object, snapshot, { clusterId: options.clusterId });
-  const name = sliceName(object);
-  if (repair.kind === 'skip') {
-    if (repair.reason === 'malformed') return `malformed ShadowEndpointSlice ${name}${prefix ? ` at ${prefix}` : ''}: ${repair.detail}`;
-    return { output: object, patch: [], report: { kind: 'shadow', name, result: { skip: repair.reason, detail: repair.detail } } };
+  const report = decideObject(object, snapshot, options, prefix);
+  if (typeof report === 'string') return report;
+  if ('skip' in report.result) return { output: object, patch: [], report };
+  const prefixed = (operation: PatchOperation) => ({ ...operation, path: `${prefix}${operation.path}` });
+  if (report.kind === 'shadow') {
+    // Repaired as the shadow route would, with each listed address's outcome for --explain.
+    const repair = report.result;
+    return { output: repair.kind === 'changed' ? repair.object : object, patch: shadowPatchFor(repair).map(prefixed), report };
   }
-  const patch = shadowPatchFor(repair).map((operation) => ({ ...operation, path: `${prefix}${operation.path}` }));
-  return { output: repair.kind === 'changed' ? repair.object : object, patch, report: { kind: 'shadow', name, result: repair } };
+  return { output: applyRewrite(report.result), patch: patchFor(report.result).map(prefixed), report };
 }
 
 function leftAlone(outcome: { readonly kind: 'skipped'; readonly reason: ReviewSkipReason; readonly detail: string } | { readonly kind: 'error'; readonly error: unknown }): LeftAlone {

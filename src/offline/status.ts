@@ -1,6 +1,6 @@
 // `shortcut-webhook status`: which path each peer's (or Service's) traffic takes, folded from stored objects one at a
 // time. Pure: the command (commands/status.ts) lists pages and hands each item here, then drops the page. Every
-// decision comes from the code explain runs (rewriteDocument, explainTrace, listedExplanation). Whether an object is
+// decision comes from the code explain runs (decideObject, explainTrace, listedExplanation). Whether an object is
 // out of step is read off the same result, by the test the controller's plans make (controller/plan.ts: a rewrite that
 // is not unchanged; controller/shadow-plan.ts: a repair that changed something): evaluated once, not twice per object,
 // and a test holds the two to agreement (offline is a layer below controller and may not import it).
@@ -18,7 +18,7 @@ import { isUnchanged, type AddressTrace } from '../core/rewrite.ts';
 import { asShadowEndpointSlice } from '../core/shadow-endpoint-slice.ts';
 import type { Snapshot } from '../core/snapshot.ts';
 import { explainTrace, listedExplanation } from './explain.ts';
-import { rewriteDocument } from './rewrite-documents.ts';
+import { decideObject } from './rewrite-documents.ts';
 
 /** The label Kubernetes (and Liqo's reflection) puts on a Service's slices. */
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
@@ -157,13 +157,13 @@ export function objectStatus(resource: StoredResource, item: unknown, snapshot: 
   const labels = isObject(object) ? objectAt(objectAt(object, 'metadata') ?? {}, 'labels') : undefined;
   const namespace = name.includes('/') ? name.slice(0, name.indexOf('/')) : '';
   const service = `${namespace}/${(labels && stringField(labels, SERVICE_NAME_LABEL)) ?? '(no service)'}`;
-  const result = rewriteDocument({ name: resource.toLowerCase(), value: object }, snapshot, { clusterId: options.clusterId });
-  if (typeof result === 'string') return undefined;
-  const [report] = result.slices;
-  if (report !== undefined && 'skip' in report.result && report.result.skip === HUB_NOT_READ_REASON) {
+  // The decision alone: the rewritten copy and its patch, which explain prints, are never read here.
+  const report = decideObject(object, snapshot, { clusterId: options.clusterId });
+  if (typeof report === 'string') return undefined;
+  if ('skip' in report.result && report.result.skip === HUB_NOT_READ_REASON) {
     return notRead(resource, object, { service, name, hub: labels && stringField(labels, ORIGIN_LABEL), clusterId: options.clusterId });
   }
-  if (report === undefined || 'skip' in report.result) return undefined;
+  if ('skip' in report.result) return undefined;
   if (report.kind === 'shadow') {
     const { shadow, addresses } = report.result;
     const outOfStep = report.result.kind === 'changed';

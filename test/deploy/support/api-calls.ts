@@ -76,8 +76,7 @@ export const API_CALLS: readonly ApiCall[] = [
   // The read-only commands, with the user's credentials.
   { file: 'src/commands/explain.ts', call: 'getNamespacedCustomObject', identity: 'user', target: 'leaf', grants: [{ ...SLICES, verb: 'get' }] },
   { file: 'src/commands/explain.ts', call: 'listNamespacedCustomObject', identity: 'user', target: 'leaf', grants: [{ ...SLICES, verb: 'list' }] },
-  { file: 'src/commands/status.ts', call: 'listClusterCustomObject', identity: 'user', target: 'leaf', grants: [{ ...SLICES, verb: 'list' }, { ...SHADOWS, verb: 'list' }, { ...CONNECTIONS, verb: 'list' }] },
-  { file: 'src/commands/status.ts', call: 'listNamespacedCustomObject', identity: 'user', target: 'leaf', grants: [{ ...SLICES, verb: 'list' }, { ...SHADOWS, verb: 'list' }] },
+  { file: 'src/commands/status.ts', call: 'send GET', identity: 'user', target: 'leaf', grants: [{ ...SLICES, verb: 'list' }, { ...SHADOWS, verb: 'list' }, { ...CONNECTIONS, verb: 'list' }] },
 ];
 
 /**
