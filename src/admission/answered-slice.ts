@@ -1,9 +1,8 @@
 // What an EndpointSlice the webhook answered for will be stored as, in the members the rule reads (labels,
 // annotations, addressType, endpoints), as the API server's JSON writes them: for the healing watch to pass over its
 // stored copy (util/answered-versions.ts). Pure.
-import { field, isArray, isObject, objectField, type Json, type JsonObject } from '../core/json.ts';
+import { field, isArray, isObject, objectField, type Json, type JsonMember, type JsonObject } from '../core/json.ts';
 import { applyRewrite, type SliceRewrite } from '../core/rewrite.ts';
-import type { AnsweredMember } from '../util/answered-versions.ts';
 
 /** A map as Go's encoding/json writes it: keys sorted; undefined where it is written not at all (empty, omitempty). */
 function sortedMap(map: JsonObject | undefined): string | undefined {
@@ -16,7 +15,7 @@ function sortedMap(map: JsonObject | undefined): string | undefined {
 }
 
 /** Undefined where the object's members cannot be told (no metadata, endpoints that are no list): never passed over. */
-export function answeredSliceMembers(rewrite: SliceRewrite): readonly AnsweredMember[] | undefined {
+export function answeredSliceMembers(rewrite: SliceRewrite): readonly JsonMember[] | undefined {
   const object = applyRewrite(rewrite);
   const metadata = objectField(object, 'metadata');
   const endpoints = field(object, 'endpoints');

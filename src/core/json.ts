@@ -46,3 +46,9 @@ export function parseJsonObject(text: Json | undefined): JsonObject | undefined 
   }
   return isObject(parsed) ? parsed : undefined;
 }
+
+/** A member of a JSON object as its writer writes it: its name, and its value's JSON text (undefined: not written). */
+export interface JsonMember {
+  readonly name: string;
+  readonly text: string | undefined;
+}

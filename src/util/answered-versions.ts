@@ -9,11 +9,10 @@
 // sorted), which JSON.stringify of the parsed request reproduces for what Liqo writes; where it does not (Go escapes
 // `<`, `>` and `&`), the line does not match and is planned: a miss costs the plan it would have cost anyway.
 
-/** A top-level or metadata member of the stored object: `"endpoints":`, and its value's JSON text, or undefined for absent. */
-export interface AnsweredMember {
-  readonly name: string;
-  readonly text: string | undefined;
-}
+import type { JsonMember } from '../core/json.ts';
+
+/** A top-level or metadata member of the stored object (`endpoints`) and its value's JSON text, undefined for absent. */
+export type AnsweredMember = JsonMember;
 
 interface Answer {
   readonly viewVersion: number;
