@@ -304,7 +304,8 @@ async function serveUntilStopped(config: ServeConfig, env: NodeJS.ProcessEnv, cl
   else if (local === undefined) logger.info('controller off: no local cluster API to reconcile stored slices with (file mode without --kubeconfig)');
   else {
     const { ControllerManager } = await import('../controller/manager.ts');
-    answered = new AnsweredVersions();
+    // Noted only while this replica leads: another replica's healing watch reads its own webhook's answers.
+    answered = new AnsweredVersions({ wanted: () => controller?.leads() ?? false });
     controller = new ControllerManager({
       config: local, store, logger, metrics, clusterId: config.clusterId, namespace: podNamespace(env), podName: env.POD_NAME,
       resyncIntervalMs: config.resyncIntervalMs, maxConcurrentPatches: config.maxConcurrentPatches, maxPatchesPerSecond: config.maxPatchesPerSecond,

@@ -74,6 +74,11 @@ export class ControllerManager {
     });
   }
 
+  /** Whether this replica's controller writes now: it leads, or no election runs (one replica). */
+  leads(): boolean {
+    return this.elector?.isLeader() ?? true;
+  }
+
   start(): void {
     this.elector?.start();
     this.reconciler.start();

@@ -144,7 +144,7 @@ function noteAnswer<T>(answered: AnsweredVersions, resource: ReviewedResource<T>
   try {
     members = resource.answered?.(outcome.rewrite);
   } catch {
-    return; // Only a shortcut for the watch: its copy is planned as any other.
+    return; // Only a shortcut for the watch: its copy is then planned like every other.
   }
   const metadata = isObject(request.object) ? objectField(request.object, 'metadata') : undefined;
   const name = metadata && stringField(metadata, 'name');
@@ -194,7 +194,7 @@ function resourceRoute<S extends RawServerBase, T>(app: AnyFastify<S>, options: 
     // Checked again after the work: a patch the API server has stopped waiting for helps nobody.
     if (outcome.kind === 'patched') outcome = deadline(options.elapsedMs(request), budget) ?? outcome;
     const viewVersion = 'outcome' in reviewed ? reviewed.viewVersion : undefined;
-    if (options.answered !== undefined && viewVersion !== undefined) noteAnswer(options.answered, resource, admission, outcome, viewVersion);
+    if (options.answered?.wanted() === true && viewVersion !== undefined) noteAnswer(options.answered, resource, admission, outcome, viewVersion);
     const elapsed = options.elapsedMs(request);
     options.metrics.observeReview(resource.resource, admission.operation, outcome, elapsed / 1000);
     resource.observe(options.metrics, outcome);

@@ -43,10 +43,24 @@ export interface PassedOver {
   readonly resourceVersion: string;
 }
 
+export interface AnsweredVersionsOptions {
+  /** Whether a healing watch reads the answers now (the leader's; a replica that does not lead notes nothing). */
+  readonly wanted?: () => boolean;
+  readonly capacity?: number;
+}
+
 export class AnsweredVersions {
   private readonly answers = new Map<string, Answer>();
+  private readonly capacity: number;
 
-  constructor(private readonly capacity = DEFAULT_CAPACITY) {}
+  constructor(private readonly options: AnsweredVersionsOptions = {}) {
+    this.capacity = options.capacity ?? DEFAULT_CAPACITY;
+  }
+
+  /** Whether an answer is worth noting: its members cost the review a copy of the object's text. */
+  wanted(): boolean {
+    return this.options.wanted?.() ?? true;
+  }
 
   /** The webhook answered for `plural` `namespace/name` on view `viewVersion`: what it will be stored as carries `members`. */
   note(plural: string, namespace: string, name: string, viewVersion: number, members: readonly AnsweredMember[]): void {

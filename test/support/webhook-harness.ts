@@ -5,6 +5,7 @@ import type { ForeignClusterConnection } from '../../src/core/fcc.ts';
 import { createLogger } from '../../src/log.ts';
 import { Metrics } from '../../src/metrics.ts';
 import { loadTlsMaterial } from '../../src/tls.ts';
+import type { AnsweredVersions } from '../../src/util/answered-versions.ts';
 import { SnapshotStore } from '../../src/view/shortcut-view.ts';
 import { makeCerts, type TestCerts } from './certs.ts';
 
@@ -20,7 +21,9 @@ export interface Harness {
 
 let shared: TestCerts | undefined;
 
-export async function startHarness(options: { fccs?: readonly ForeignClusterConnection[]; clusterId?: string; synced?: boolean } = {}): Promise<Harness> {
+export async function startHarness(options: {
+  fccs?: readonly ForeignClusterConnection[]; clusterId?: string; synced?: boolean; answered?: AnsweredVersions;
+} = {}): Promise<Harness> {
   const certs = shared ??= makeCerts();
   const logs: string[] = [];
   const sink = new Writable({ write(chunk, _encoding, done) { logs.push(String(chunk)); done(); } });
@@ -30,7 +33,7 @@ export async function startHarness(options: { fccs?: readonly ForeignClusterConn
   metrics.trackView(store);
   if (options.synced !== false) store.publishFccs(options.fccs ?? []);
   const tls = await loadTlsMaterial({ cert: certs.certFile, key: certs.keyFile });
-  const webhook = buildWebhookApp({ view: store, metrics, logger, clusterId: options.clusterId, tls });
+  const webhook = buildWebhookApp({ view: store, metrics, logger, clusterId: options.clusterId, tls, answered: options.answered });
   const ops = buildOpsApp({ view: store, metrics, logger, clusterId: options.clusterId,
     readiness: () => (store.isSynced() ? [] : ['shortcut view not synced yet']) });
   await webhook.listen({ host: '127.0.0.1', port: 0 });

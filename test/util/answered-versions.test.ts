@@ -75,7 +75,7 @@ test('an answer without annotations matches only a copy without them; the newest
 });
 
 test('the answers kept are bounded: past the capacity the oldest is forgotten', () => {
-  const answered = new AnsweredVersions(2);
+  const answered = new AnsweredVersions({ capacity: 2 });
   for (const name of ['a', 'b', 'c']) answered.note('endpointslices', 'demo', name, 1, members());
   assert.equal(answered.passOver('endpointslices', line({ name: 'a' }), 1), undefined);
   assert.ok(answered.passOver('endpointslices', line({ name: 'b' }), 1) !== undefined);
