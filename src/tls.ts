@@ -3,7 +3,7 @@
 // half-written rotation (new cert, old key) keeps the previous pair until both halves are there.
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { errorMessage } from './util/errors.ts';
 import type { Logger } from './log.ts';
 import { ProblemLatch } from './util/problem-latch.ts';
@@ -67,7 +67,7 @@ export class CertificateWatcher {
     const material = await loadTlsMaterial(this.options.files);
     this.material = material;
     this.watching = watchPaths([dirname(this.options.files.cert), dirname(this.options.files.key)],
-      () => void this.check(), this.options.pollIntervalMs ?? 10_000);
+      () => void this.check(), this.options.pollIntervalMs ?? 10_000, { names: [basename(this.options.files.cert), basename(this.options.files.key)] });
     return material;
   }
 

@@ -13,7 +13,7 @@
 // client-node reads `token-file` once at load and ignores `tokenFile`, kubectl's key, so both become a user of the
 // token-file authenticator here; so does the in-cluster service-account token.
 import { existsSync, readFileSync } from 'node:fs';
-import { delimiter, dirname, isAbsolute, join } from 'node:path';
+import { basename, delimiter, dirname, isAbsolute, join } from 'node:path';
 import {
   createConfiguration, KubeConfig, ServerConfiguration, type ApiConstructor, type ApiType, type RequestContext, type ResponseContext, type User,
 } from '@kubernetes/client-node';
@@ -220,7 +220,7 @@ export class ReloadingKubeConfig extends KubeConfig {
   watch(): void {
     if (this.watching !== undefined || this.options.files.length === 0) return;
     this.watching = watchPaths(this.options.files.map((file) => dirname(file)), () => void this.reload('kubeconfig file changed'),
-      this.options.pollIntervalMs ?? 10_000);
+      this.options.pollIntervalMs ?? 10_000, { names: this.options.files.map((file) => basename(file)) });
   }
 
   close(): void {

@@ -7,14 +7,29 @@ export interface PathWatch {
   close(): void;
 }
 
-/** Calls `onChange` on any event in the given folders and every `pollIntervalMs` regardless; it must be cheap when nothing changed. */
-export function watchPaths(folders: Iterable<string>, onChange: () => void, pollIntervalMs: number): PathWatch {
+/**
+ * Whether an event in a watched folder may concern one of `names`: its file, a Secret or ConfigMap volume's `..data`
+ * swap (every name starting with `..`), or an event that names no file.
+ */
+function concerns(names: ReadonlySet<string> | undefined, filename: string | Buffer | null): boolean {
+  if (names === undefined || filename === null) return true;
+  const name = filename.toString();
+  return names.has(name) || name.startsWith('..');
+}
+
+/**
+ * Calls `onChange` on an event in the given folders (only for the files named `names`, where given: a kubeconfig
+ * beside an API server's log would otherwise be read again at every line it writes) and every `pollIntervalMs`
+ * regardless; it must be cheap when nothing changed.
+ */
+export function watchPaths(folders: Iterable<string>, onChange: () => void, pollIntervalMs: number, options: { readonly names?: Iterable<string> } = {}): PathWatch {
   const timer = setInterval(onChange, pollIntervalMs);
   timer.unref();
+  const names = options.names === undefined ? undefined : new Set(options.names);
   const watchers: FSWatcher[] = [];
   for (const folder of new Set(folders)) {
     try {
-      const watcher = watch(folder, onChange);
+      const watcher = watch(folder, (_event, filename) => { if (concerns(names, filename)) onChange(); });
       watcher.on('error', () => watcher.close());
       watcher.unref();
       watchers.push(watcher);
