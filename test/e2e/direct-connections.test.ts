@@ -16,18 +16,17 @@
 // The shipped manifests run the real `shortcut-webhook serve` with the shipped ServiceAccount's rights on the leaf and
 // the hub reader's on the hub. Each test builds on the state the previous one left, in order.
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { makeCerts } from '../support/certs.ts';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { freePortOutsideEphemeralRange } from '../support/free-port.ts';
 import { startServer, type RunningServer } from '../support/process.ts';
-import { killServer, logRecords } from '../support/serve-cluster.ts';
+import { logRecords } from '../support/serve-cluster.ts';
 import { waitFor } from '../support/wait-for.ts';
 import { kubernetesVersion } from './controlplane/build.ts';
 import { liqoVersion } from './liqo-writer/build.ts';
 import type { Canary } from './support/canary.ts';
-import { startReflectorClusters } from './support/reflector-clusters.ts';
+import { startReflectorClusters, stopReflectorClusters } from './support/reflector-clusters.ts';
 import { type ControlPlane } from './support/control-plane.ts';
 import type { KubeClient, KubeObject, WatchEvent } from './support/kube-client.ts';
 import { seedDirectWorld } from './support/direct-world.ts';
@@ -171,12 +170,7 @@ describe(`Liqo ${liqoVersion()}'s direct connections on real Kubernetes ${kubern
   });
 
   after(async () => {
-    await reflector?.stop();
-    await killServer(webhook);
-    await writer?.stop();
-    await canary?.close();
-    await Promise.all([leaf?.stop(), hub?.stop()]);
-    for (const dir of made) rmSync(dir, { recursive: true, force: true });
+    await stopReflectorClusters({ reflector, webhook, writer, clusters: { canary, hub, leaf } }, made);
     process.stdout.write(`# direct-connections e2e took ${Date.now() - started} ms\n`);
   });
 

@@ -15,7 +15,6 @@
 // and nothing else: not the leaf's own pods (10.200/16 on the leaf), not 10.0.0.1, no address listed under the hub.
 // Each test builds on the state the previous one left, in order.
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import type { RunningServer } from '../support/process.ts';
@@ -24,7 +23,7 @@ import { waitFor } from '../support/wait-for.ts';
 import { kubernetesVersion } from './controlplane/build.ts';
 import { liqoVersion } from './liqo-writer/build.ts';
 import type { Canary } from './support/canary.ts';
-import { startReflectorClusters } from './support/reflector-clusters.ts';
+import { startReflectorClusters, stopReflectorClusters } from './support/reflector-clusters.ts';
 import { type ControlPlane } from './support/control-plane.ts';
 import { HUB_NODE, installShippedWebhook, seedReflectedWorld, type InstalledWebhook } from './support/direct-world.ts';
 import { hubEndpointSlice, putHubObject, startHubReflector, type HubEndpoint, type HubReflectorProcess } from './support/hub.ts';
@@ -178,13 +177,7 @@ describe(`records forged on the hub, through Liqo ${liqoVersion()}'s own reflect
 
   after(async () => {
     for (const stop of stops) stop();
-    await reflector?.stop();
-    await killServer(webhook);
-    await balancer?.close();
-    await writer?.stop();
-    await canary?.close();
-    await Promise.all([leaf?.stop(), hub?.stop()]);
-    for (const dir of made) rmSync(dir, { recursive: true, force: true });
+    await stopReflectorClusters({ reflector, webhook, balancer, writer, clusters: { canary, hub, leaf } }, made);
     process.stdout.write(`# forged-records e2e took ${Date.now() - started} ms\n`);
   });
 

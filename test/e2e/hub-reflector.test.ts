@@ -14,18 +14,17 @@
 //
 // Each test builds on the state the previous one left, in order.
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { makeCerts } from '../support/certs.ts';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { freePortOutsideEphemeralRange } from '../support/free-port.ts';
 import { startServer, type RunningServer } from '../support/process.ts';
-import { debugPairs, killServer, logRecords, metricValue } from '../support/serve-cluster.ts';
+import { debugPairs, logRecords, metricValue } from '../support/serve-cluster.ts';
 import { waitFor } from '../support/wait-for.ts';
 import { kubernetesVersion } from './controlplane/build.ts';
 import { liqoVersion } from './liqo-writer/build.ts';
 import type { Canary } from './support/canary.ts';
-import { startReflectorClusters } from './support/reflector-clusters.ts';
+import { startReflectorClusters, stopReflectorClusters } from './support/reflector-clusters.ts';
 import { type ControlPlane } from './support/control-plane.ts';
 import { hubEndpointSlice, putHubObject, startHubReflector, USE_DIRECT_CONNECTIONS, type HubEndpoint, type HubReflectorProcess } from './support/hub.ts';
 import type { KubeClient, KubeObject, WatchEvent } from './support/kube-client.ts';
@@ -129,12 +128,7 @@ describe(`the hub's writes from Liqo ${liqoVersion()}'s own EndpointSlice reflec
   });
 
   after(async () => {
-    await reflector?.stop();
-    await killServer(webhook);
-    await writer?.stop();
-    await canary?.close();
-    await Promise.all([leaf?.stop(), hub?.stop()]);
-    for (const dir of made) rmSync(dir, { recursive: true, force: true });
+    await stopReflectorClusters({ reflector, webhook, writer, clusters: { canary, hub, leaf } }, made);
     process.stdout.write(`# hub-reflector e2e took ${Date.now() - started} ms\n`);
   });
 
