@@ -145,9 +145,11 @@ export class Healer {
 
   private check(resource: Resource, object: unknown): void {
     if (this.stopped) return;
-    this.options.metrics.healingEvents.inc({ resource: resource.plural, handling: 'planned' });
     const planned = this.options.plan(resource, object);
-    if (planned === undefined || planned.plan.kind !== 'write') return;
+    // Nothing is planned where this replica does not lead or its view is not fresh: counted as planned only when it is.
+    if (planned === undefined) return;
+    this.options.metrics.healingEvents.inc({ resource: resource.plural, handling: 'planned' });
+    if (planned.plan.kind !== 'write') return;
     const { write } = planned.plan;
     const key = healKey(resource, write);
     const reason = this.options.reason();
