@@ -48,6 +48,8 @@ interface WritepathResult {
   readonly product: WritepathStats; readonly review: WritepathStats; readonly minimal: WritepathStats; readonly none: WritepathStats;
   readonly p50Ratio: number; readonly p99Ratio: number; readonly p50AddedRatio: number; readonly p99AddedRatio: number;
   readonly productCpuMsPerApply: number; readonly reviewCpuMsPerApply: number; readonly minimalCpuMsPerApply: number; readonly cpuRatio: number;
+  readonly idleSeconds: number; readonly productIdleCpuMsPerSecond: number; readonly reviewIdleCpuMsPerSecond: number; readonly minimalIdleCpuMsPerSecond: number;
+  readonly productBusyCpuMsPerApply: number; readonly reviewBusyCpuMsPerApply: number; readonly minimalBusyCpuMsPerApply: number;
 }
 interface PassResult { readonly seconds: number; readonly perSecond: number; readonly cpuMsPerSlice: number; readonly pass: Record<string, unknown> }
 interface ScaleResult {
@@ -312,11 +314,14 @@ if (wanted('writepath')) {
     ['writepath', 'product / minimal', `p50 ${n(w.p50Ratio, 3)}, p99 ${n(w.p99Ratio, 3)}`],
     ['writepath', '(product - none) / (minimal - none)', `p50 ${n(w.p50AddedRatio, 2)}, p99 ${n(w.p99AddedRatio, 2)}`],
     ['writepath', 'CPU of the webhook process per apply: product (b) / minimal', `${n(w.productCpuMsPerApply, 3)} (${n(w.reviewCpuMsPerApply, 3)}) / ${n(w.minimalCpuMsPerApply, 3)} ms: ${n(w.cpuRatio, 3)} x`],
+    ['writepath', `  the same less the CPU at rest over the applies' time`, `${n(w.productBusyCpuMsPerApply, 3)} (${n(w.reviewBusyCpuMsPerApply, 3)}) / ${n(w.minimalBusyCpuMsPerApply, 3)} ms`],
+    ['writepath', `CPU at rest, ${n(w.idleSeconds, 1)} s after the warm-up: product (b) / minimal`, `${n(w.productIdleCpuMsPerSecond, 2)} (${n(w.reviewIdleCpuMsPerSecond, 2)}) / ${n(w.minimalIdleCpuMsPerSecond, 2)} ms per second`],
   );
   targets.push(
     [w.p50Ratio <= 1.05, `write path p50 product/minimal ${n(w.p50Ratio, 3)} <= 1.05`],
     [w.p99Ratio <= 1.15, `write path p99 product/minimal ${n(w.p99Ratio, 3)} <= 1.15`],
     [w.cpuRatio <= 1.3, `write path CPU per apply product (healing watch on)/minimal ${n(w.cpuRatio, 3)} <= 1.3`],
+    [w.productIdleCpuMsPerSecond <= 8, `product's CPU at rest ${n(w.productIdleCpuMsPerSecond, 2)} ms/s <= 8`],
   );
 }
 

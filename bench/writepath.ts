@@ -24,6 +24,8 @@ import { percentile, progress, round, sized } from './stats.ts';
 const BLOCKS = Number(process.env.BENCH_WRITEPATH_BLOCKS ?? sized(20, 1));
 const BLOCK = Number(process.env.BENCH_WRITEPATH_BLOCK ?? sized(50, 3));
 const WARMUP = sized(100, 2);
+/** The quiet window, after the warm-up, over which each webhook's CPU at rest is measured. */
+const IDLE_SECONDS = sized(10, 1);
 const ENDPOINTS = 100;
 const MODES = ['product', 'review', 'minimal', 'none'] as const;
 type Mode = (typeof MODES)[number];
@@ -89,11 +91,19 @@ try {
 
   progress(`writepath: warm-up, ${WARMUP} applies per path`);
   for (let i = 0; i < WARMUP; i++) for (const mode of MODES) await apply(mode);
+  // What each webhook process spends doing nothing (timers, leases, watches kept open): it accrues during every apply
+  // too, more on a slow API server, so the figures below are also given net of it.
+  const pidOf = { product: product.child.pid, review: reviewOnly.child.pid, minimal: minimal.pid };
+  progress(`writepath: ${IDLE_SECONDS} s at rest`);
+  const restStarted = { at: performance.now(), product: cpuSeconds(pidOf.product), review: cpuSeconds(pidOf.review), minimal: cpuSeconds(pidOf.minimal) };
+  await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
+  const restSeconds = (performance.now() - restStarted.at) / 1000;
+  const idleMsPerSecond = (webhook: 'product' | 'review' | 'minimal') => (cpuSeconds(pidOf[webhook]) - restStarted[webhook]) * 1000 / restSeconds;
+  const idle = { product: idleMsPerSecond('product'), review: idleMsPerSecond('review'), minimal: idleMsPerSecond('minimal') };
   const samples: Record<Mode, number[]> = { product: [], review: [], minimal: [], none: [] };
   // CPU (user + system) each webhook process spends on its blocks: what a review costs it, whatever the machine's
   // load does to the latencies (the other core is shared with the API server, etcd and this load generator).
   const cpu = { product: 0, review: 0, minimal: 0 };
-  const pidOf = { product: product.child.pid, review: reviewOnly.child.pid, minimal: minimal.pid };
   progress(`writepath: ${BLOCKS} blocks of ${BLOCK} applies per path, interleaved`);
   for (let block = 0; block < BLOCKS; block++) {
     const order = MODES.map((_, k) => MODES[(block + k) % MODES.length] as Mode);
@@ -109,6 +119,11 @@ try {
   const healingEvents = (handling: string) => Number(metricsText.split('\n')
     .find((line) => line.startsWith('shortcut_webhook_healing_events_total{') && line.includes('resource="endpointslices"') && line.includes(`handling="${handling}"`))
     ?.split(' ').at(-1) ?? Number.NaN);
+  // A webhook's CPU per apply less what it would have spent at rest over its blocks' time (the applies' latencies).
+  const busyMsPerApply = (webhook: 'product' | 'review' | 'minimal') => {
+    const wallSeconds = samples[webhook].reduce((sum, ms) => sum + ms, 0) / 1000;
+    return Math.max(0, cpu[webhook] * 1000 - idle[webhook] * wallSeconds) / samples[webhook].length;
+  };
   const stats = (mode: Mode) => ({ p50Ms: round(percentile(samples[mode], 50), 3), p99Ms: round(percentile(samples[mode], 99), 3), samples: samples[mode].length });
   const [p, r, m, z] = MODES.map(stats) as [ReturnType<typeof stats>, ReturnType<typeof stats>, ReturnType<typeof stats>, ReturnType<typeof stats>];
   console.log(JSON.stringify({
@@ -119,6 +134,8 @@ try {
     productCpuMsPerApply: round(cpu.product * 1000 / p.samples, 3), reviewCpuMsPerApply: round(cpu.review * 1000 / r.samples, 3),
     healingPassedOver: healingEvents('passed-over'), healingPlanned: healingEvents('planned'),
     minimalCpuMsPerApply: round(cpu.minimal * 1000 / m.samples, 3), cpuRatio: round((cpu.product / p.samples) / (Math.max(cpu.minimal, CPU_TICK_SECONDS) / m.samples), 3),
+    idleSeconds: round(restSeconds, 1), productIdleCpuMsPerSecond: round(idle.product, 2), reviewIdleCpuMsPerSecond: round(idle.review, 2), minimalIdleCpuMsPerSecond: round(idle.minimal, 2),
+    productBusyCpuMsPerApply: round(busyMsPerApply('product'), 3), reviewBusyCpuMsPerApply: round(busyMsPerApply('review'), 3), minimalBusyCpuMsPerApply: round(busyMsPerApply('minimal'), 3),
   }));
 } finally {
   // The minimal webhook's pipe would keep this process alive after its answer is printed. With node flags it ends on
