@@ -97,6 +97,47 @@ test('a Lease that vanishes under a renewal is a passing error, not the end of l
   }
 });
 
+const LEASE_REF = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'shortcut-webhook', name: 'shortcut-webhook-controller' } as const;
+const leaseCalls = (server: KubeApiServer, method: string) => server.requests.filter((r) => r.method === method && r.path.includes('/leases/')).length;
+
+test('a leader renews with one write of the Lease it wrote last (client-go\'s fast path), and reads it again only after a write it did not make', async () => {
+  const server = await startKubeApiServer();
+  const a = await elector(server, 'pod-a', { leaseDurationMs: 10_000 });
+  try {
+    a.start();
+    await waitFor(() => a.isLeader() && leaseCalls(server, 'PUT') >= 1);
+    const [reads, writes] = [leaseCalls(server, 'GET'), leaseCalls(server, 'PUT')];
+    await waitFor(() => leaseCalls(server, 'PUT') >= writes + 5, { description: 'five renewals' });
+    assert.equal(leaseCalls(server, 'GET'), reads, 'no read between renewals');
+    // Another writer (a tool, a label) moves the Lease's resourceVersion: the next renewal is refused (409), read again, made.
+    const lease = server.get(LEASE_REF);
+    await server.update({ ...lease, metadata: { ...lease?.metadata, labels: { touched: 'yes' } } });
+    const after = leaseCalls(server, 'PUT');
+    await waitFor(() => leaseCalls(server, 'GET') > reads && leaseCalls(server, 'PUT') >= after + 3, { description: 'a read, then renewals again' });
+    assert.equal(a.isLeader(), true);
+    assert.equal((server.get(LEASE_REF)?.spec as { holderIdentity?: string }).holderIdentity, 'pod-a');
+  } finally {
+    await a.stop();
+    await server.close();
+  }
+});
+
+test('a Lease taken over between two renewals fences the leader: its renewal of the Lease it wrote is refused, and the read says another holds it', async () => {
+  const server = await startKubeApiServer();
+  const a = await elector(server, 'pod-a', { leaseDurationMs: 10_000 });
+  try {
+    a.start();
+    await waitFor(() => a.isLeader() && leaseCalls(server, 'PUT') >= 2);
+    const lease = server.get(LEASE_REF);
+    await server.update({ ...lease, spec: { ...(lease?.spec as object), holderIdentity: 'pod-b', renewTime: new Date().toISOString(), leaseDurationSeconds: 10 } });
+    await waitFor(() => !a.isLeader(), { description: 'a stops leading' });
+    assert.equal((server.get(LEASE_REF)?.spec as { holderIdentity?: string }).holderIdentity, 'pod-b', 'the renewal did not overwrite the new holder');
+  } finally {
+    await a.stop();
+    await server.close();
+  }
+});
+
 async function electorWith(server: KubeApiServer, options: Partial<ConstructorParameters<typeof LeaderElector>[0]>): Promise<LeaderElector> {
   const config = new KubeConfig();
   config.loadFromFile(await server.kubeconfig());
