@@ -7,7 +7,7 @@
 // isLeader() before every write.
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { isObject, objectAt, stringField } from '../core/json.ts';
-import { namespacedName } from '../core/object-name.ts';
+import { namespacedName, resourceVersionOf } from '../core/object-name.ts';
 import { describeError, httpStatus } from '../kube/client.ts';
 import type { Logger } from '../log.ts';
 import { microTime } from '../util/micro-time.ts';
@@ -35,11 +35,6 @@ export interface LeaderElectionOptions {
    * and advancing while the process is stopped (performance.now by default).
    */
   readonly monotonic?: () => number;
-}
-
-function resourceVersionOf(lease: unknown): string | undefined {
-  const metadata = isObject(lease) ? objectAt(lease, 'metadata') : undefined;
-  return metadata && stringField(metadata, 'resourceVersion');
 }
 
 /** Renew deadline by default: below the Lease's 15 s, so a leader stops acting before another may take over. */

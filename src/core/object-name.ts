@@ -1,5 +1,5 @@
 // How logs, metrics, `explain` and caches name a Kubernetes object: `namespace/name`, or `name` when cluster-scoped.
-import { objectAt, stringField, type JsonObject } from './json.ts';
+import { isObject, objectAt, stringField, type JsonObject } from './json.ts';
 
 export function namespacedName(namespace: string | undefined, name: string): string {
   return namespace ? `${namespace}/${name}` : name;
@@ -9,6 +9,12 @@ export function namespacedName(namespace: string | undefined, name: string): str
 export function refOf(object: JsonObject, fallbackName = ''): string {
   const metadata = objectAt(object, 'metadata');
   return namespacedName((metadata && stringField(metadata, 'namespace')) || '', (metadata && stringField(metadata, 'name')) || fallbackName);
+}
+
+/** The resourceVersion an object was read or written at; undefined for anything without one. */
+export function resourceVersionOf(object: unknown): string | undefined {
+  const metadata = isObject(object) ? objectAt(object, 'metadata') : undefined;
+  return metadata && stringField(metadata, 'resourceVersion');
 }
 
 /** Code-unit order, as Go's sort.Strings: the same on every machine, unlike localeCompare. */

@@ -128,12 +128,12 @@ function deadline(elapsedMs: number, budget: number | undefined): ReviewOutcome<
 const NOT_SYNCED = Object.freeze(Outcome.skipped('view-not-synced', 'the shortcut view has not synced yet'));
 
 /** The outcome, and the version of the view it was decided on (none where the view itself failed). */
-function review<T>(resource: ReviewedResource<T>, request: AdmissionRequest, options: AdmissionRouteOptions): { outcome: ReviewOutcome<T>; viewVersion?: number } {
+function review<T>(resource: ReviewedResource<T>, request: AdmissionRequest, options: AdmissionRouteOptions): { outcome: ReviewOutcome<T>; viewVersion: number | undefined } {
   try {
     const snapshot = options.view.current();
     return { outcome: resource.review(request, snapshot, options.clusterId), viewVersion: snapshot.version };
   } catch (error) {
-    return { outcome: Outcome.errored(error) };
+    return { outcome: Outcome.errored(error), viewVersion: undefined };
   }
 }
 
@@ -189,11 +189,10 @@ function resourceRoute<S extends RawServerBase, T>(app: AnyFastify<S>, options: 
     if (!decoded.ok) throw Object.assign(new Error(`malformed AdmissionReview: ${decoded.message}`), { statusCode: 400 });
     const admission = decoded.value;
     const budget = budgetMs(request.query);
-    const reviewed = options.view.isSynced() ? deadline(options.elapsedMs(request), budget) ?? review(resource, admission, options) : NOT_SYNCED;
-    let outcome: ReviewOutcome<T> = 'outcome' in reviewed ? reviewed.outcome : reviewed;
+    const early = options.view.isSynced() ? deadline(options.elapsedMs(request), budget) : NOT_SYNCED;
+    const { outcome: decided, viewVersion } = early === undefined ? review(resource, admission, options) : { outcome: early, viewVersion: undefined };
     // Checked again after the work: a patch the API server has stopped waiting for helps nobody.
-    if (outcome.kind === 'patched') outcome = deadline(options.elapsedMs(request), budget) ?? outcome;
-    const viewVersion = 'outcome' in reviewed ? reviewed.viewVersion : undefined;
+    const outcome: ReviewOutcome<T> = decided.kind === 'patched' ? deadline(options.elapsedMs(request), budget) ?? decided : decided;
     if (options.answered?.wanted() === true && viewVersion !== undefined) noteAnswer(options.answered, resource, admission, outcome, viewVersion);
     const elapsed = options.elapsedMs(request);
     options.metrics.observeReview(resource.resource, admission.operation, outcome, elapsed / 1000);

@@ -12,7 +12,7 @@
 import { Watch, type KubeConfig } from '@kubernetes/client-node';
 import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from '../util/backoff.ts';
 import { isObject, objectField, stringField } from '../core/json.ts';
-import { namespacedName } from '../core/object-name.ts';
+import { namespacedName, resourceVersionOf } from '../core/object-name.ts';
 import { describeError, httpStatus, retryAfterHeader, type ListPage } from '../kube/client.ts';
 import { retryAfterMs } from '../util/retry-after.ts';
 import { ReloadingKubeConfig } from '../kube/reloading-config.ts';
@@ -147,11 +147,6 @@ export function objectKey(object: unknown): string | undefined {
   if (!name) return undefined;
   const namespace = metadata && stringField(metadata, 'namespace');
   return namespacedName(namespace, name);
-}
-
-function resourceVersionOf(object: unknown): string | undefined {
-  const metadata = isObject(object) ? objectField(object, 'metadata') : undefined;
-  return metadata && stringField(metadata, 'resourceVersion');
 }
 
 /** A watch that ran at least this long ended normally; a shorter one is a server closing on us, so back off. */
